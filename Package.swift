@@ -1,0 +1,27 @@
+// swift-tools-version: 6.0
+// ObserverGraph: a dependency-free observer kit. This manifest must never declare a package
+// dependency; benchmarks against peers live in their own package under Benchmarks/.
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    // Checks the kit's internal invariants after every mutation (debug builds only).
+    .define("OBSERVERGRAPH_INTERNAL_CHECKS", .when(configuration: .debug)),
+]
+
+let package = Package(
+    name: "ObserverGraph",
+    platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6)],
+    products: [
+        .library(name: "ObserverGraph", targets: ["ObserverGraph"])
+    ],
+    targets: [
+        .target(name: "ObserverGraph", swiftSettings: strictSettings),
+        .testTarget(
+            name: "ObserverGraphTests",
+            dependencies: ["ObserverGraph"],
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,290 @@
+import ObserverGraph
+import Testing
+
+@Suite("Core: subscribe, unsubscribe, queries and callbacks")
+struct CoreBasicsTests {
+    @Test("A single observer: subscribe, query, callbacks, unsubscribe")
+    func singleObserver() {
+        let log = EventLog()
+        let subject = Subject("O", log: log)
+        let watcher = Watcher("W", log: log)
+
+        #expect(subject.subscribe(watcher) === watcher)
+        #expect(subject.isSubscribed(watcher))
+        #expect(watcher.isSubscribed(to: subject))
+        #expect(names(subject.observers) == ["W"])
+        #expect(subject.observerCount == 1)
+        #expect(log.all == ["W.didSubscribe(O)", "O.observer(W, true)"])
+
+        log.clear()
+        #expect(subject.unsubscribe(watcher) === watcher)
+        #expect(!subject.isSubscribed(watcher))
+        #expect(!watcher.isSubscribed(to: subject))
+        #expect(subject.observers.isEmpty)
+        #expect(log.all == ["W.didUnsubscribe(O)", "O.observer(W, false)"])
+    }
+
+    @Test("Many observers keep registration order, also after removals and re-subscribes")
+    func manyObserversInOrder() {
+        let subject = Subject("O")
+        let watchers = (0..<6).map { Watcher("W\($0)") }
+        for watcher in watchers { subject.subscribe(watcher) }
+        #expect(names(subject.observers) == ["W0", "W1", "W2", "W3", "W4", "W5"])
+
+        subject.unsubscribe(watchers[2])
+        subject.unsubscribe(watchers[4])
+        #expect(names(subject.observers) == ["W0", "W1", "W3", "W5"])
+
+        subject.subscribe(watchers[2])
+        #expect(names(subject.observers) == ["W0", "W1", "W3", "W5", "W2"])
+        var order: [String] = []
+        #expect(subject.broadcast(as: Watcher.self) { order.append($0.name) } == 5)
+        #expect(order == ["W0", "W1", "W3", "W5", "W2"])
+    }
+
+    @Test("Order survives compaction of many removed entries")
+    func orderAfterCompaction() {
+        let subject = Subject("O")
+        let watchers = (0..<300).map { Watcher("W\($0)") }
+        for watcher in watchers { subject.subscribe(watcher) }
+        for (i, watcher) in watchers.enumerated() where i % 3 != 0 { subject.unsubscribe(watcher) }
+        let expected = watchers.enumerated().filter { $0.offset % 3 == 0 }.map(\.element.name)
+        #expect(names(subject.observers) == expected)
+        for watcher in watchers { #expect(subject.isSubscribed(watcher) == expected.contains(watcher.name)) }
+        #expect(GraphNode.consistencyViolations(among: [subject.graphNode]).isEmpty)
+    }
+
+    @Test("A duplicate subscribe is refused and fires nothing")
+    func duplicateRefused() {
+        let log = EventLog()
+        let subject = Subject("O", log: log)
+        let watcher = Watcher("W", log: log)
+        subject.subscribe(watcher)
+        log.clear()
+
+        #expect(subject.subscribe(watcher) == nil)
+        #expect(!watcher.subscribe(to: subject))
+        #expect(subject.observerCount == 1)
+        #expect(log.all.isEmpty)
+    }
+
+    @Test("Unsubscribing an observer that is not subscribed is refused and fires nothing")
+    func unsubscribeUnknown() {
+        let log = EventLog()
+        let subject = Subject("O", log: log)
+        let watcher = Watcher("W", log: log)
+        let tracker = Tracker("T", log: log)
+
+        #expect(subject.unsubscribe(watcher) == nil)
+        #expect(subject.unsubscribe(tracker) == nil)
+        #expect(!tracker.unsubscribe(from: subject))
+        subject.subscribe(watcher)
+        subject.unsubscribe(watcher)
+        log.clear()
+        #expect(subject.unsubscribe(watcher) == nil)
+        #expect(log.all.isEmpty)
+    }
+
+    @Test("Struct observers: copies are one observer, distinct ids are distinct")
+    func structObservers() {
+        let log = EventLog()
+        let subject = Subject("O", log: log)
+        let first = ValueWatcher(name: "S1", log: log)
+        let copy = first
+        let second = ValueWatcher(name: "S2", log: log)
+
+        #expect(subject.subscribe(first) != nil)
+        #expect(subject.subscribe(copy) == nil)
+        #expect(subject.subscribe(second) != nil)
+        #expect(subject.isSubscribed(copy))
+        #expect(second.isSubscribed(to: subject))
+        #expect(names(subject.observers) == ["S1", "S2"])
+        #expect(subject.broadcast(as: (any Pinged).self) { $0.ping("hello") } == 2)
+
+        #expect(subject.unsubscribe(copy) != nil)
+        #expect(!subject.isSubscribed(first))
+        #expect(
+            log.all == [
+                "S1.didSubscribe(O)", "O.observer(S1, true)",
+                "S2.didSubscribe(O)", "O.observer(S2, true)",
+                "S1 got hello", "S2 got hello",
+                "S1.didUnsubscribe(O)", "O.observer(S1, false)",
+            ])
+    }
+
+    @Test("A tracking observer knows its subscriptions, in order, from both sides")
+    func trackingObserver() {
+        let log = EventLog()
+        let a = Subject("A", log: log)
+        let b = Subject("B", log: log)
+        let c = Subject("C", log: log)
+        let tracker = Tracker("T", log: log)
+
+        a.subscribe(tracker)
+        #expect(tracker.subscribe(to: b))
+        c.subscribe(tracker)
+        #expect(names(tracker.subscriptions) == ["A", "B", "C"])
+        #expect(tracker.subscriptionCount == 3)
+        #expect(tracker.isSubscribed(to: b))
+        #expect(b.isSubscribed(tracker))
+
+        #expect(tracker.unsubscribe(from: b))
+        #expect(names(tracker.subscriptions) == ["A", "C"])
+        #expect(!b.isSubscribed(tracker))
+        b.unsubscribe(tracker)
+        a.unsubscribe(tracker)
+        #expect(names(tracker.subscriptions) == ["C"])
+        #expect(
+            log.all == [
+                "T.didSubscribe(A)", "A.observer(T, true)",
+                "T.didSubscribe(B)", "B.observer(T, true)",
+                "T.didSubscribe(C)", "C.observer(T, true)",
+                "T.didUnsubscribe(B)", "B.observer(T, false)",
+                "T.didUnsubscribe(A)", "A.observer(T, false)",
+            ])
+        #expect(GraphNode.consistencyViolations(among: nodes([a, b, c, tracker])).isEmpty)
+    }
+
+    @Test("The observable's unsubscribeAll removes every kind of observer, in order, once each")
+    func observableUnsubscribeAll() {
+        let log = EventLog()
+        let subject = Subject("O", log: log)
+        let watcher = Watcher("W", log: log)
+        let tracker = Tracker("T", log: log)
+        let value = ValueWatcher(name: "S", log: log)
+        let hub = Hub("H", log: log)
+        subject.subscribe(watcher)
+        subject.subscribe(tracker)
+        subject.subscribe(value)
+        subject.subscribe(hub)
+        log.clear()
+
+        #expect(names(subject.unsubscribeAll()) == ["W", "T", "S", "H"])
+        #expect(
+            log.all == [
+                "W.didUnsubscribe(O)", "O.observer(W, false)",
+                "T.didUnsubscribe(O)", "O.observer(T, false)",
+                "S.didUnsubscribe(O)", "O.observer(S, false)",
+                "H.didUnsubscribe(O)", "O.observer(H, false)",
+            ])
+        #expect(subject.observers.isEmpty)
+        #expect(tracker.subscriptions.isEmpty)
+        #expect(hub.subscriptions.isEmpty)
+        #expect(subject.unsubscribeAll().isEmpty)
+        #expect(GraphNode.consistencyViolations(among: nodes([subject, tracker, hub])).isEmpty)
+    }
+
+    @Test("The tracking observer's unsubscribeFromAll leaves every observable, in order, once each")
+    func trackerUnsubscribeFromAll() {
+        let log = EventLog()
+        let a = Subject("A", log: log)
+        let b = Subject("B", log: log)
+        let hub = Hub("H", log: log)
+        let tracker = Tracker("T", log: log)
+        let other = Watcher("W", log: log)
+        b.subscribe(tracker)
+        hub.subscribe(tracker)
+        a.subscribe(tracker)
+        a.subscribe(other)
+        log.clear()
+
+        #expect(names(tracker.unsubscribeFromAll()) == ["B", "H", "A"])
+        #expect(
+            log.all == [
+                "T.didUnsubscribe(B)", "B.observer(T, false)",
+                "T.didUnsubscribe(H)", "H.observer(T, false)",
+                "T.didUnsubscribe(A)", "A.observer(T, false)",
+            ])
+        #expect(tracker.subscriptions.isEmpty)
+        #expect(names(a.observers) == ["W"])
+        #expect(b.observers.isEmpty && hub.observers.isEmpty)
+        #expect(tracker.unsubscribeFromAll().isEmpty)
+    }
+
+    @Test("An object that is both observable and tracking observer, observing itself and a peer")
+    func hubs() {
+        let log = EventLog()
+        let x = Hub("X", log: log)
+        let y = Hub("Y", log: log)
+        #expect(x.subscribe(x) != nil)
+        #expect(x.subscribe(y) != nil)
+        #expect(y.subscribe(x) != nil)
+        #expect(names(x.observers) == ["X", "Y"])
+        #expect(names(x.subscriptions) == ["X", "Y"])
+        #expect(names(y.subscriptions) == ["X"])
+        #expect(GraphNode.consistencyViolations(among: nodes([x, y])).isEmpty)
+
+        #expect(names(x.unsubscribeFromAll()) == ["X", "Y"])
+        #expect(names(x.observers) == ["Y"])
+        #expect(y.observers.isEmpty)
+        #expect(GraphNode.consistencyViolations(among: nodes([x, y])).isEmpty)
+    }
+
+    @Test("Typed broadcast reaches only observers of the requested type, in order")
+    func typedBroadcast() {
+        let log = EventLog()
+        let subject = Subject("O")
+        let watcher = Watcher("W", log: log)
+        let tracker = Tracker("T", log: log)
+        let value = ValueWatcher(name: "S", log: log)
+        let payload = PayloadObserver(payload: Payload(deinits: Counters()))
+        subject.subscribe(watcher)
+        subject.subscribe(payload)
+        subject.subscribe(tracker)
+        subject.subscribe(value)
+        log.clear()
+
+        #expect(subject.broadcast(as: (any Pinged).self) { $0.ping("1") } == 3)
+        #expect(subject.broadcast(as: Tracker.self) { $0.ping("2") } == 1)
+        #expect(subject.broadcast(as: PayloadObserver.self) { _ in } == 1)
+        #expect(subject.broadcast(as: (any GraphObserver).self) { _ in } == 4)
+        #expect(subject.broadcast(as: Subject.self) { _ in } == 0)
+        #expect(log.all == ["W got 1", "T got 1", "S got 1", "T got 2"])
+    }
+
+    @Test("A throwing broadcast body stops the broadcast; the next one works")
+    func throwingBroadcast() {
+        struct Stop: Error {}
+        let subject = Subject("O")
+        let watchers = (0..<4).map { Watcher("W\($0)") }
+        for watcher in watchers { subject.subscribe(watcher) }
+        var seen: [String] = []
+        #expect(throws: Stop.self) {
+            try subject.broadcast(as: Watcher.self) { watcher in
+                seen.append(watcher.name)
+                if watcher.name == "W1" { throw Stop() }
+            }
+        }
+        #expect(seen == ["W0", "W1"])
+        // The aborted broadcast left no trace: a removal is still honoured normally.
+        seen.removeAll()
+        let count = subject.broadcast(as: Watcher.self) { watcher in
+            seen.append(watcher.name)
+            if watcher.name == "W0" { subject.unsubscribe(watchers[2]) }
+        }
+        #expect(count == 3)
+        #expect(seen == ["W0", "W1", "W3"])
+    }
+
+    @Test("ObserverID: fresh ids are unique, object ids follow identity")
+    func observerIDs() {
+        let ids = (0..<1000).map { _ in ObserverID() }
+        #expect(Set(ids).count == 1000)
+        let object = Watcher("W")
+        #expect(ObserverID(object) == object.observerID)
+        #expect(ObserverID(object) != ObserverID(Watcher("V")))
+        let tracker = Tracker("T")
+        #expect(tracker.observerID == ObserverID(tracker.graphNode))
+        #expect(ids[0].description.hasPrefix("ObserverID(0x"))
+    }
+
+    @Test("GraphLock serializes its bodies and shares state between copies")
+    func graphLock() {
+        let lock = GraphLock(0)
+        let copy = lock
+        race(threads: 4) { _ in
+            for _ in 0..<10_000 { copy.withLock { $0 += 1 } }
+        }
+        #expect(lock.withLock { $0 } == 40_000)
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import ObserverGraph
+
+/// A thread-safe, ordered record of everything the kit told our test objects.
+final class EventLog: Sendable {
+    private let entries = GraphLock<[String]>([])
+
+    func append(_ entry: String) { entries.withLock { $0.append(entry) } }
+    var all: [String] { entries.withLock { $0 } }
+    func count(_ entry: String) -> Int { entries.withLock { $0.filter { $0 == entry }.count } }
+    func clear() { entries.withLock { $0.removeAll() } }
+}
+
+/// A thread-safe counter per key.
+final class Counters: Sendable {
+    private let values = GraphLock<[String: Int]>([:])
+
+    func bump(_ key: String, by amount: Int = 1) { values.withLock { $0[key, default: 0] += amount } }
+    subscript(_ key: String) -> Int { values.withLock { $0[key, default: 0] } }
+}
+
+/// Something every test observer can report under, so histories name who did what.
+protocol Named: AnyObject {
+    var name: String { get }
+}
+
+/// The message our observables broadcast in these tests.
+protocol Pinged {
+    func ping(_ tag: String)
+}
+
+final class Subject: GraphObservable, Named, @unchecked Sendable {
+    let graphNode = GraphNode()
+    let name: String
+    let log: EventLog?
+    let deinits: Counters?
+
+    init(_ name: String, log: EventLog? = nil, deinits: Counters? = nil) {
+        self.name = name
+        self.log = log
+        self.deinits = deinits
+    }
+
+    deinit { deinits?.bump(name) }
+
+    func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool) {
+        log?.append("\(name).observer(\(nameOf(observer)), \(subscribed))")
+    }
+}
+
+final class Watcher: GraphObserver, Pinged, Named, @unchecked Sendable {
+    let name: String
+    let log: EventLog?
+    let deinits: Counters?
+
+    init(_ name: String, log: EventLog? = nil, deinits: Counters? = nil) {
+        self.name = name
+        self.log = log
+        self.deinits = deinits
+    }
+
+    deinit { deinits?.bump(name) }
+
+    func didSubscribe(to observable: any GraphObservable) {
+        log?.append("\(name).didSubscribe(\(nameOf(observable)))")
+    }
+
+    func didUnsubscribe(from observable: any GraphObservable) {
+        log?.append("\(name).didUnsubscribe(\(nameOf(observable)))")
+    }
+
+    func ping(_ tag: String) { log?.append("\(name) got \(tag)") }
+}
+
+final class Tracker: GraphTrackingObserver, Pinged, Named, @unchecked Sendable {
+    let graphNode = GraphNode()
+    let name: String
+    let log: EventLog?
+    let deinits: Counters?
+
+    init(_ name: String, log: EventLog? = nil, deinits: Counters? = nil) {
+        self.name = name
+        self.log = log
+        self.deinits = deinits
+    }
+
+    deinit { deinits?.bump(name) }
+
+    func didSubscribe(to observable: any GraphObservable) {
+        log?.append("\(name).didSubscribe(\(nameOf(observable)))")
+    }
+
+    func didUnsubscribe(from observable: any GraphObservable) {
+        log?.append("\(name).didUnsubscribe(\(nameOf(observable)))")
+    }
+
+    func ping(_ tag: String) { log?.append("\(name) got \(tag)") }
+}
+
+/// An object that is observable AND a tracking observer, like the app's queue manager.
+final class Hub: GraphObservable, GraphTrackingObserver, Pinged, Named, @unchecked Sendable {
+    let graphNode = GraphNode()
+    let name: String
+    let log: EventLog?
+    let deinits: Counters?
+
+    init(_ name: String, log: EventLog? = nil, deinits: Counters? = nil) {
+        self.name = name
+        self.log = log
+        self.deinits = deinits
+    }
+
+    deinit { deinits?.bump(name) }
+
+    func didSubscribe(to observable: any GraphObservable) {
+        log?.append("\(name).didSubscribe(\(nameOf(observable)))")
+    }
+
+    func didUnsubscribe(from observable: any GraphObservable) {
+        log?.append("\(name).didUnsubscribe(\(nameOf(observable)))")
+    }
+
+    func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool) {
+        log?.append("\(name).observer(\(nameOf(observer)), \(subscribed))")
+    }
+
+    func ping(_ tag: String) { log?.append("\(name) got \(tag)") }
+}
+
+/// A struct observer: identity is stored, copies are the same observer.
+struct ValueWatcher: GraphObserver, Pinged {
+    let observerID = ObserverID()
+    let name: String
+    let log: EventLog
+
+    func didSubscribe(to observable: any GraphObservable) {
+        log.append("\(name).didSubscribe(\(nameOf(observable)))")
+    }
+
+    func didUnsubscribe(from observable: any GraphObservable) {
+        log.append("\(name).didUnsubscribe(\(nameOf(observable)))")
+    }
+
+    func ping(_ tag: String) { log.append("\(name) got \(tag)") }
+}
+
+/// Counts its own deinit; lets a struct observer own a class instance.
+final class Payload: @unchecked Sendable {
+    let deinits: Counters
+    let onDeinit: (@Sendable () -> Void)?
+
+    init(deinits: Counters, onDeinit: (@Sendable () -> Void)? = nil) {
+        self.deinits = deinits
+        self.onDeinit = onDeinit
+    }
+
+    deinit {
+        onDeinit?()
+        deinits.bump("payload")
+    }
+}
+
+struct PayloadObserver: GraphObserver {
+    let observerID = ObserverID()
+    let payload: Payload
+}
+
+/// A struct observer whose identity is given, so a payload-free copy can stand for it.
+struct KeyedObserver: GraphObserver {
+    let observerID: ObserverID
+    let payload: Payload?
+}
+
+func nameOf(_ value: Any) -> String {
+    if let named = value as? any Named { return named.name }
+    if let watcher = value as? ValueWatcher { return watcher.name }
+    return String(describing: type(of: value))
+}
+
+func names(_ values: [Any]) -> [String] { values.map(nameOf) }
+
+/// All nodes of the given objects, for `GraphNode.consistencyViolations(among:)`.
+func nodes(_ objects: [AnyObject]) -> [GraphNode] {
+    objects.compactMap { object in
+        (object as? any GraphObservable)?.graphNode ?? (object as? any GraphTrackingObserver)?.graphNode
+    }
+}
+
+/// Runs `body(thread)` on `threads` threads at once and waits for all of them.
+func race(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let group = DispatchGroup()
+    let start = DispatchSemaphore(value: 0)
+    for index in 0..<threads {
+        group.enter()
+        let thread = Thread {
+            start.wait()
+            body(index)
+            group.leave()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    for _ in 0..<threads { start.signal() }
+    group.wait()
+}
+
+/// A small deterministic generator (SplitMix64), so random tests reproduce from their seed.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
