@@ -1,0 +1,209 @@
+import Dispatch
+
+/// The shared engine of `ObservableValue` and `EventChannel`: an observable whose observers are
+/// closures, fed through one ordered delivery queue.
+///
+/// **Delivery order.** Every event goes through one first-in, first-out queue per source, and
+/// one thread at a time delivers from it, with the core's `broadcast`. So every observer sees
+/// the same events in the same order. An event sent while a delivery is running (from inside an
+/// observer, or from another thread) is queued. It is delivered after the current event has
+/// reached every observer, by the thread already delivering. Delivery is synchronous on that
+/// thread unless an observer asked for a `DispatchQueue`.
+///
+/// **Joining.** An observer added with `observe` is in `observers` when `observe` returns. It
+/// receives exactly the events queued after it joined: for an `ObservableValue`, the current
+/// value first, then every change. If `observe` is called while a delivery is running, that
+/// first event comes after the running delivery.
+///
+/// **Termination.** `finish()` or `fail(_:)` queue a terminal event. Once it is delivered, the
+/// source removes (releases) all observers. Later sends are ignored. A late observer receives the
+/// terminal event at once, and nothing else.
+///
+/// Observers you subscribe yourself with `subscribe(_:)` are in the graph too, but receive only
+/// the graph callbacks: events go to the closure observers made by `observe`.
+///
+/// Thread safety: `Sendable`; every method is safe from any thread. No closure of yours runs
+/// while the source holds a lock.
+public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Sendable {
+    /// The node that holds this source's observers.
+    public let graphNode = GraphNode()
+    let pipeline: GraphLock<_SourceState<Value>>
+
+    init(current: Value?) {
+        pipeline = GraphLock(_SourceState(current: current))
+    }
+
+    /// Observes the events of this source with a closure, until the returned token is cancelled
+    /// or deallocated.
+    ///
+    /// Thread safety: safe from any thread, also from inside another observer.
+    /// Callbacks: `handler`, on the delivering thread, or asynchronously on `queue` when one is
+    /// given (in order when the queue is serial). An `ObservableValue` delivers its current
+    /// value first; a terminated source delivers its terminal event.
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: expected O(1), plus deliveries queued meanwhile if this thread delivers them.
+    public func observe(
+        on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
+    ) -> SubscriptionToken {
+        let (sink, mustDrain) = pipeline.withLock { state in
+            let sink = _EventSink(
+                firstSequence: state.takeSequence(), queue: queue, handler: handler, source: self)
+            if let terminal = state.terminal {
+                return (sink, state.enqueue(.replay(terminal, to: sink)))
+            }
+            // Joining and queueing the first event in one critical section: no send can slip
+            // between them. The callbacks this fires are the kit's own (no-ops).
+            subscribe(sink)
+            guard let current = state.current else { return (sink, false) }
+            return (sink, state.enqueue(.replay(.value(current), to: sink)))
+        }
+        if mustDrain { _drain() }
+        return SubscriptionToken(sink)
+    }
+
+    /// Observes only the values, until the returned token is cancelled or deallocated.
+    ///
+    /// Thread safety: as `observe(on:_:)`.
+    /// Callbacks: `handler` for each value; termination is not reported (use `observe` for it).
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: as `observe(on:_:)`.
+    public func observeValues(
+        on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (Value) -> Void
+    ) -> SubscriptionToken {
+        observe(on: queue) { event in
+            if case .value(let value) = event { handler(value) }
+        }
+    }
+
+    /// Ends the stream normally: observers receive `.finished`, then are removed.
+    ///
+    /// Thread safety: safe from any thread.
+    /// Callbacks: observers' handlers (`.finished`), as for any delivery.
+    /// - Returns: `false` (and does nothing) if the source had already terminated.
+    /// - Complexity: O(n) for the delivery to n observers.
+    @discardableResult
+    public func finish() -> Bool {
+        terminate(with: .finished)
+    }
+
+    /// Ends the stream with an error: observers receive `.failed(error)`, then are removed.
+    ///
+    /// For an error the app can recover from, send a value (a `Result` or a `ViewState`)
+    /// instead: termination is final.
+    ///
+    /// Thread safety: safe from any thread.
+    /// Callbacks: observers' handlers (`.failed`), as for any delivery.
+    /// - Returns: `false` (and does nothing) if the source had already terminated.
+    /// - Complexity: O(n) for the delivery to n observers.
+    @discardableResult
+    public func fail(_ error: any Error) -> Bool {
+        terminate(with: .failed(error))
+    }
+
+    /// The terminal event (`.finished` or `.failed`), once `finish()` or `fail(_:)` was called.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public var terminalEvent: GraphEvent<Value>? {
+        pipeline.withLock { $0.terminal }
+    }
+
+    private func terminate(with event: GraphEvent<Value>) -> Bool {
+        let (accepted, mustDrain) = pipeline.withLock { state -> (Bool, Bool) in
+            guard state.terminal == nil else { return (false, false) }
+            state.terminal = event
+            return (true, state.enqueue(.terminate(event, sequence: state.takeSequence())))
+        }
+        if mustDrain { _drain() }
+        return accepted
+    }
+
+    /// Queues `.value(value)` for every observer; `false` if terminated.
+    func _send(_ value: Value) -> Bool {
+        let (accepted, mustDrain) = pipeline.withLock { state -> (Bool, Bool) in
+            guard state.terminal == nil else { return (false, false) }
+            return (true, state.enqueue(.broadcast(.value(value), sequence: state.takeSequence())))
+        }
+        if mustDrain { _drain() }
+        return accepted
+    }
+
+    /// Delivers queued actions until the queue is empty. Only one thread drains at a time; the
+    /// others just queue.
+    func _drain() {
+        while let action = pipeline.withLock({ $0.next() }) {
+            switch action {
+            case .broadcast(let event, let sequence):
+                deliver(event, upTo: sequence)
+            case .replay(let event, let sink):
+                sink.deliver(event)
+            case .terminate(let event, let sequence):
+                deliver(event, upTo: sequence)
+                unsubscribeAll()
+            }
+        }
+    }
+
+    private func deliver(_ event: GraphEvent<Value>, upTo sequence: UInt64) {
+        broadcast(as: _EventSink<Value>.self) { sink in
+            if sink.firstSequence < sequence { sink.deliver(event) }
+        }
+    }
+}
+
+/// What the drain loop does next.
+enum _SourceAction<Value: Sendable> {
+    /// Deliver to every observer that joined before `sequence`.
+    case broadcast(GraphEvent<Value>, sequence: UInt64)
+    /// Deliver to one new observer (its first event).
+    case replay(GraphEvent<Value>, to: _EventSink<Value>)
+    /// Deliver the terminal event, then remove every observer.
+    case terminate(GraphEvent<Value>, sequence: UInt64)
+}
+
+/// The state of a source, a pure state machine: each mutation says whether the caller must start
+/// draining; the caller performs the actions after unlocking.
+struct _SourceState<Value: Sendable> {
+    /// The current value (`ObservableValue` only).
+    var current: Value?
+    /// Bumped by every change of `current`, for optimistic read-modify-write.
+    var version: UInt64 = 0
+    var terminal: GraphEvent<Value>?
+    private var pending: [_SourceAction<Value>?] = []
+    private var head = 0
+    private var draining = false
+    private var nextSequence: UInt64 = 1
+
+    init(current: Value?) {
+        self.current = current
+    }
+
+    mutating func takeSequence() -> UInt64 {
+        defer { nextSequence &+= 1 }
+        return nextSequence
+    }
+
+    /// Queues `action`; returns `true` when nobody is draining, so the caller must drain.
+    mutating func enqueue(_ action: _SourceAction<Value>) -> Bool {
+        pending.append(action)
+        if draining { return false }
+        draining = true
+        return true
+    }
+
+    /// The next action, moved out of the queue (so that whatever it holds is released by the
+    /// caller, after unlocking); `nil` when the queue is empty, which ends the drain.
+    mutating func next() -> _SourceAction<Value>? {
+        if head < pending.count {
+            defer {
+                pending[head] = nil
+                head += 1
+            }
+            return pending[head]
+        }
+        pending.removeAll(keepingCapacity: pending.count <= 64)
+        head = 0
+        draining = false
+        return nil
+    }
+}

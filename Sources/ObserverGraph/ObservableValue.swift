@@ -1,0 +1,101 @@
+/// A value that many parts of an app watch: holds a current value; a new observer receives it at
+/// once, then every change (the role of RxSwift's `BehaviorSubject` and Combine's
+/// `CurrentValueSubject`).
+///
+///     let credits = ObservableValue(0)
+///     let token = credits.observeValues { print("credits:", $0) }   // prints "credits: 0"
+///     credits.update { $0 += 10 }                                    // prints "credits: 10"
+///
+/// Every set is delivered, even of an equal value, unless the value was created with
+/// `skipsEqualValues: true` (for `Equatable` values). Delivery order, reentrancy and termination
+/// follow `GraphEventSource`. After termination the value is frozen: sets are ignored.
+///
+/// Thread safety: `Sendable`; every member is safe from any thread. `update` never loses a
+/// concurrent change.
+public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @unchecked Sendable {
+    private let isEqual: (@Sendable (Value, Value) -> Bool)?
+
+    /// A value that delivers every set, equal or not.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public init(_ initialValue: Value) {
+        isEqual = nil
+        super.init(current: initialValue)
+    }
+
+    /// A value that, with `skipsEqualValues`, does not deliver a set that leaves it equal (`==`)
+    /// to what it was.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public init(_ initialValue: Value, skipsEqualValues: Bool) where Value: Equatable {
+        if skipsEqualValues {
+            isEqual = { (old: Value, new: Value) -> Bool in old == new }
+        } else {
+            isEqual = nil
+        }
+        super.init(current: initialValue)
+    }
+
+    /// The current value. Setting it delivers the new value to every observer.
+    ///
+    /// Thread safety: safe from any thread. A set after termination is ignored.
+    /// Callbacks: observers' handlers, for a set (on this thread unless another is delivering).
+    /// - Complexity: O(1) to get; a set is O(n) for the delivery to n observers.
+    public var value: Value {
+        get { pipeline.withLock { $0.current! } }
+        set { update { $0 = newValue } }
+    }
+
+    /// Changes the value with `body` atomically: concurrent updates are never lost.
+    ///
+    /// `body` runs with no lock held, on a private copy of the value. If another change landed
+    /// in the meantime, `body` runs again on the newer value. So keep `body` free of side effects
+    /// other than its result. To decline the change, throw from `body`: nothing is stored or
+    /// delivered, and the error is rethrown. A change that leaves the value equal is still
+    /// delivered, unless the value skips equal values. After termination, `body` runs once and
+    /// its change is dropped.
+    ///
+    ///     credits.update { $0 += 10 }
+    ///     try credits.update { credits in
+    ///         guard credits >= price else { throw WalletError.insufficientCredits }
+    ///         credits -= price
+    ///     }
+    ///
+    /// Thread safety: safe from any thread.
+    /// Callbacks: `body` (one or more times), then observers' handlers for the new value.
+    /// - Returns: what `body` returned on the run that was committed.
+    /// - Complexity: O(1) per attempt plus the delivery to n observers, O(n).
+    @discardableResult
+    public func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        while true {
+            let (seen, version) = pipeline.withLock { ($0.current!, $0.version) }
+            var proposed = seen
+            let result = try body(&proposed)
+            if let isEqual, isEqual(seen, proposed) {
+                // Unchanged: nothing to deliver, provided nobody changed it meanwhile.
+                if pipeline.withLock({ $0.version == version }) { return result }
+                continue
+            }
+            if commit(proposed, ifVersion: version) { return result }
+        }
+    }
+
+    /// Stores `newValue` and queues its delivery if the value is still at `version` (or the
+    /// source has terminated, which drops the change); `false` means "try again".
+    private func commit(_ newValue: Value, ifVersion version: UInt64) -> Bool {
+        let (committed, replaced, mustDrain) = pipeline.withLock { state -> (Bool, Value?, Bool) in
+            guard state.terminal == nil else { return (true, nil, false) }
+            guard state.version == version else { return (false, nil, false) }
+            let replaced = state.current
+            state.current = newValue
+            state.version &+= 1
+            let mustDrain = state.enqueue(.broadcast(.value(newValue), sequence: state.takeSequence()))
+            return (true, replaced, mustDrain)
+        }
+        withExtendedLifetime(replaced) {}  // the old value is released here, with no lock held
+        if mustDrain { _drain() }
+        return committed
+    }
+}

@@ -1,0 +1,191 @@
+import Dispatch
+
+/// Keeps a closure observation alive; cancels it on `cancel()` or when deallocated.
+///
+/// Returned by `observe(on:_:)` and `observeValues(on:_:)`. Keep it (in a property or a
+/// `TokenBag`) for as long as you want the closure to be called.
+///
+/// After `cancel()` returns, the closure is never called again, whatever thread was delivering.
+/// If a delivery is running on another thread at that moment, `cancel()` waits for it to finish
+/// (so do not cancel while holding a lock that the closure takes). Cancelling from inside the
+/// closure itself returns at once. Cancelling also releases the closure and what it captured.
+///
+/// Thread safety: `Sendable`; `cancel()` may be called from any thread, any number of times.
+/// Callbacks: none, besides the closure it owns.
+public final class SubscriptionToken: Sendable {
+    private let target: any _SubscriptionTarget
+
+    init(_ target: any _SubscriptionTarget) {
+        self.target = target
+    }
+
+    deinit {
+        target._cancel()
+    }
+
+    /// Stops the observation: no call of the closure starts after this returns, and one running
+    /// on another thread has finished. The observer leaves the source's observer list.
+    ///
+    /// Thread safety: safe from any thread, also from inside the closure.
+    /// Callbacks: the source's `observer(_:didSubscribe: false)` (a no-op for the kit's types).
+    /// - Complexity: expected O(1), plus the wait for a delivery in progress elsewhere.
+    public func cancel() {
+        target._cancel()
+    }
+
+    /// Whether the observation is over: cancelled, or its source delivered a terminal event.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public var isCancelled: Bool {
+        target._isClosed
+    }
+
+    /// Adds this token to `bag`, which keeps it until the bag is cancelled or deallocated.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: amortized O(1).
+    public func store(in bag: TokenBag) {
+        bag.insert(self)
+    }
+}
+
+/// Collects tokens and cancels them all at once, or when it is deallocated: keep one per owner.
+///
+///     let bag = TokenBag()
+///     wallet.credits.observeValues { print($0) }.store(in: bag)
+///
+/// Thread safety: `Sendable`; every method is safe from any thread.
+/// Callbacks: none.
+public final class TokenBag: Sendable {
+    private let tokens = GraphLock<[SubscriptionToken]>([])
+
+    /// Creates an empty bag.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public init() {}
+
+    deinit {
+        cancelAll()
+    }
+
+    /// Keeps `token` until `cancelAll()` or deinit.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: amortized O(1).
+    public func insert(_ token: SubscriptionToken) {
+        tokens.withLock { $0.append(token) }
+    }
+
+    /// Cancels and drops every token in the bag; the bag can be used again afterwards.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: see `SubscriptionToken.cancel()`.
+    /// - Complexity: O(n), n = number of tokens.
+    public func cancelAll() {
+        let taken = tokens.withLock { tokens in
+            defer { tokens = [] }
+            return tokens
+        }
+        for token in taken { token.cancel() }
+    }
+
+    /// How many tokens the bag holds.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public var count: Int {
+        tokens.withLock { $0.count }
+    }
+}
+
+/// What a token cancels.
+protocol _SubscriptionTarget: AnyObject, Sendable {
+    func _cancel()
+    var _isClosed: Bool { get }
+}
+
+/// A closure observer: a real `GraphObserver` in its source's observer list, kept alive by its
+/// token (the source holds it weakly, like any class observer).
+final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @unchecked Sendable {
+    typealias Handler = @Sendable (GraphEvent<Value>) -> Void
+
+    /// The sequence number of the source's queue at the moment it joined: it receives the
+    /// broadcasts queued after that, never the earlier ones.
+    let firstSequence: UInt64
+    let queue: DispatchQueue?
+    private let state: GraphLock<_SinkState<Value>>
+    // Written once, in init; read from any thread.
+    private weak var source: GraphEventSource<Value>?
+
+    init(
+        firstSequence: UInt64, queue: DispatchQueue?, handler: @escaping Handler,
+        source: GraphEventSource<Value>
+    ) {
+        self.firstSequence = firstSequence
+        self.queue = queue
+        self.state = GraphLock(_SinkState(handler: handler))
+        self.source = source
+    }
+
+    /// Delivers `event` now, or on the sink's queue (in order, when the queue is serial).
+    func deliver(_ event: GraphEvent<Value>) {
+        if let queue {
+            queue.async { self.deliverNow(event) }
+        } else {
+            deliverNow(event)
+        }
+    }
+
+    private func deliverNow(_ event: GraphEvent<Value>) {
+        let thread = _currentThreadID()
+        let handler: Handler? = state.withLock { state in
+            guard let handler = state.handler else { return nil }
+            state.inFlight = thread
+            if event.isTerminal { state.handler = nil }
+            return handler
+        }
+        guard let handler else { return }
+        handler(event)
+        let waiters = state.withLock { state in
+            state.inFlight = 0
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.signal() }
+    }
+
+    /// Stops delivery. Returns once no delivery is running on another thread; drops the closure
+    /// with no lock held.
+    func close() {
+        let thread = _currentThreadID()
+        let (released, wait) = state.withLock { state -> (Handler?, DispatchSemaphore?) in
+            let released = state.handler
+            state.handler = nil
+            guard state.inFlight != 0, state.inFlight != thread else { return (released, nil) }
+            let semaphore = DispatchSemaphore(value: 0)
+            state.waiters.append(semaphore)
+            return (released, semaphore)
+        }
+        wait?.wait()
+        withExtendedLifetime(released) {}
+    }
+
+    func _cancel() {
+        close()
+        source?.unsubscribe(self)
+    }
+
+    var _isClosed: Bool {
+        state.withLock { $0.handler == nil }
+    }
+}
+
+struct _SinkState<Value: Sendable> {
+    /// `nil` once cancelled or terminated.
+    var handler: _EventSink<Value>.Handler?
+    /// The thread running the handler right now, or 0.
+    var inFlight: UInt = 0
+    /// Cancellers on other threads waiting for the running delivery to end.
+    var waiters: [DispatchSemaphore] = []
+}

@@ -1,0 +1,461 @@
+import Dispatch
+import ObserverGraph
+import Testing
+
+/// Records every event an observation delivers, thread-safely.
+final class Recorder<Value: Sendable>: Sendable {
+    private let storage = GraphLock<[GraphEvent<Value>]>([])
+    var events: [GraphEvent<Value>] { storage.withLock { $0 } }
+    var values: [Value] { events.compactMap(\.value) }
+    @Sendable func record(_ event: GraphEvent<Value>) { storage.withLock { $0.append(event) } }
+}
+
+struct Boom: Error, Equatable {
+    let code: Int
+}
+
+@Suite("Values and channels: replay, termination, recoverable errors")
+struct ValuesTests {
+    @Test("An observable value delivers its current value at once, then every change")
+    func valueReplays() {
+        let value = ObservableValue(1)
+        let recorder = Recorder<Int>()
+        let token = value.observe(recorder.record)
+        #expect(recorder.events == [.value(1)])
+        value.value = 2
+        value.update { $0 += 10 }
+        #expect(recorder.events == [.value(1), .value(2), .value(12)])
+        #expect(value.value == 12)
+        #expect(value.observerCount == 1)  // the closure observer is a real observer in the graph
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("A channel does not replay: observers get only what is sent after they joined")
+    func channelDoesNotReplay() {
+        let channel = EventChannel<String>()
+        #expect(channel.send("before"))
+        let recorder = Recorder<String>()
+        let token = channel.observe(recorder.record)
+        channel.send("after")
+        #expect(recorder.events == [.value("after")])
+        let voids = EventChannel<Void>()
+        let count = GraphLock(0)
+        let voidToken = voids.observeValues { count.withLock { $0 += 1 } }
+        voids.send()
+        voids.send()
+        #expect(count.withLock { $0 } == 2)
+        withExtendedLifetime((token, voidToken)) {}
+    }
+
+    @Test("Equal values are delivered by default and skipped on request")
+    func equalValues() {
+        let every = ObservableValue(5)
+        let distinct = ObservableValue(5, skipsEqualValues: true)
+        let everyRecorder = Recorder<Int>()
+        let distinctRecorder = Recorder<Int>()
+        let tokens = [every.observe(everyRecorder.record), distinct.observe(distinctRecorder.record)]
+        for next in [5, 6, 6, 5] {
+            every.value = next
+            distinct.value = next
+        }
+        distinct.update { $0 = 5 }
+        #expect(everyRecorder.values == [5, 5, 6, 6, 5])
+        #expect(distinctRecorder.values == [5, 6, 5])
+        withExtendedLifetime(tokens) {}
+    }
+
+    @Test("Finishing: observers get .finished, are removed, and nothing follows")
+    func finishing() {
+        let channel = EventChannel<Int>()
+        let recorder = Recorder<Int>()
+        let token = channel.observe(recorder.record)
+        channel.send(1)
+        #expect(channel.finish())
+        #expect(!channel.finish())
+        #expect(!channel.fail(Boom(code: 1)))
+        #expect(!channel.send(2))
+        #expect(recorder.events == [.value(1), .finished])
+        #expect(channel.observerCount == 0)
+        #expect(token.isCancelled)
+        #expect(channel.terminalEvent == .finished)
+    }
+
+    @Test("Failing: observers get .failed; a late observer gets only the terminal event, at once")
+    func failingAndLateObservers() {
+        let value = ObservableValue("a")
+        let early = Recorder<String>()
+        let earlyToken = value.observe(early.record)
+        #expect(value.fail(Boom(code: 7)))
+        value.value = "ignored"
+        #expect(value.value == "a")
+        let late = Recorder<String>()
+        let lateToken = value.observe(late.record)
+        #expect(early.events == [.value("a"), .failed(Boom(code: 7))])
+        #expect(late.events == [.failed(Boom(code: 7))])
+        #expect(value.observerCount == 0)
+        #expect(lateToken.isCancelled)
+        withExtendedLifetime(earlyToken) {}
+    }
+
+    @Test("Recoverable errors are values: a ViewState stream goes on after an error")
+    func recoverableErrorsAsViewState() {
+        struct Offline: Error {}
+        let state = ObservableValue<ViewState<[String]>>(.loading)
+        let recorder = Recorder<ViewState<[String]>>()
+        let token = state.observe(recorder.record)
+        state.value = ViewState(Result<[String], Offline>.failure(Offline()))
+        state.value = ViewState(Result<[String], Offline>.success([]))
+        state.value = ViewState(Result<[String], Offline>.success(["Laundry"]))
+        #expect(
+            recorder.values == [.loading, .error(Offline()), .empty, .result(["Laundry"])])
+        #expect(state.terminalEvent == nil)
+        #expect(state.value.result == ["Laundry"])
+
+        let results = EventChannel<Result<Int, Boom>>()
+        let resultRecorder = Recorder<Result<Int, Boom>>()
+        let resultToken = results.observe(resultRecorder.record)
+        results.send(.failure(Boom(code: 1)))
+        results.send(.success(3))
+        #expect(resultRecorder.values == [.failure(Boom(code: 1)), .success(3)])
+        withExtendedLifetime((token, resultToken)) {}
+    }
+}
+
+@Suite("Values and channels: subscription tokens")
+struct TokenTests {
+    @Test("cancel() stops delivery and removes the observer; it is idempotent")
+    func explicitCancel() {
+        let channel = EventChannel<Int>()
+        let recorder = Recorder<Int>()
+        let token = channel.observe(recorder.record)
+        channel.send(1)
+        token.cancel()
+        token.cancel()
+        channel.send(2)
+        #expect(recorder.values == [1])
+        #expect(token.isCancelled)
+        #expect(channel.observerCount == 0)
+    }
+
+    @Test("Dropping the token cancels the observation")
+    func deinitCancels() {
+        let channel = EventChannel<Int>()
+        let recorder = Recorder<Int>()
+        var token: SubscriptionToken? = channel.observe(recorder.record)
+        channel.send(1)
+        #expect(token != nil)
+        token = nil
+        channel.send(2)
+        #expect(recorder.values == [1])
+        #expect(channel.observerCount == 0)
+    }
+
+    @Test("Cancelling from inside the callback: no later event reaches it, others go on")
+    func cancelInsideCallback() {
+        let channel = EventChannel<Int>()
+        let first = Recorder<Int>()
+        let second = Recorder<Int>()
+        let box = GraphLock<SubscriptionToken?>(nil)
+        let token = channel.observe { event in
+            first.record(event)
+            if event.value == 2 { box.withLock { $0 }?.cancel() }
+        }
+        box.withLock { $0 = token }
+        let other = channel.observe(second.record)
+        channel.send(1)
+        channel.send(2)
+        channel.send(3)
+        #expect(first.values == [1, 2])
+        #expect(second.values == [1, 2, 3])
+        withExtendedLifetime(other) {}
+    }
+
+    @Test("A token bag cancels everything it holds, on cancelAll and on deinit")
+    func tokenBag() {
+        let value = ObservableValue(0)
+        let recorder = Recorder<Int>()
+        var bag: TokenBag? = TokenBag()
+        for _ in 0..<3 { value.observe(recorder.record).store(in: bag!) }
+        #expect(bag!.count == 3)
+        value.value = 1
+        #expect(recorder.values == [0, 0, 0, 1, 1, 1])
+        bag!.cancelAll()
+        #expect(bag!.count == 0)
+        value.value = 2
+        #expect(value.observerCount == 0)
+        value.observe(recorder.record).store(in: bag!)
+        bag = nil
+        value.value = 3
+        #expect(recorder.values == [0, 0, 0, 1, 1, 1, 2])
+        #expect(value.observerCount == 0)
+    }
+
+    @Test("Cancelling from another thread during sends: nothing is delivered after cancel() returns")
+    func concurrentCancel() {
+        for round in 0..<20 {
+            let channel = EventChannel<Int>()
+            let running = GraphLock(0)  // deliveries in progress right now
+            let started = GraphLock(0)
+            let delivered = GraphLock(0)
+            let cancelled = GraphLock(false)
+            let afterCancel = GraphLock(0)
+            let token = channel.observe { event in
+                running.withLock { $0 += 1 }
+                started.withLock { $0 += 1 }
+                if cancelled.withLock({ $0 }) { afterCancel.withLock { $0 += 1 } }
+                var spin = event.value ?? 0
+                for _ in 0..<2_000 { spin = spin &* 31 &+ 7 }  // widen the window
+                if spin == 42 { afterCancel.withLock { $0 += 0 } }
+                delivered.withLock { $0 += 1 }
+                running.withLock { $0 -= 1 }
+            }
+            let stillRunning = GraphLock(-1)
+            race(threads: 2) { thread in
+                if thread == 0 {
+                    for i in 0..<2_000 { channel.send(i) }
+                } else {
+                    // Cancel while a delivery is (most likely) in the middle of its work.
+                    while started.withLock({ $0 }) < 50 + round * 10 {}
+                    token.cancel()
+                    // A delivery still running now would be "delivered after cancel() returned".
+                    stillRunning.withLock { $0 = running.withLock { $0 } }
+                    cancelled.withLock { $0 = true }
+                }
+            }
+            #expect(stillRunning.withLock { $0 } == 0, "round \(round)")
+            #expect(afterCancel.withLock { $0 } == 0, "round \(round)")
+            #expect(delivered.withLock { $0 } < 2_000)
+        }
+    }
+}
+
+@Suite("Values and channels: ordering, threads, queues and async")
+struct ValueOrderingTests {
+    @Test("Concurrent update from many threads: no increment is lost, deliveries are in order")
+    func concurrentUpdates() {
+        let value = ObservableValue(0)
+        let recorder = Recorder<Int>()
+        let token = value.observe(recorder.record)
+        race(threads: 4) { _ in
+            for _ in 0..<5_000 { value.update { $0 += 1 } }
+        }
+        #expect(value.value == 20_000)
+        #expect(recorder.values == Array(0...20_000))
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("Observers that write back from their callbacks: everyone sees the same values in order")
+    func reentrantWritesKeepOrder() {
+        let value = ObservableValue(0)
+        let recorders = (0..<3).map { _ in Recorder<Int>() }
+        var tokens: [SubscriptionToken] = []
+        // Observer 0 doubles odd values, observer 1 bumps small even values; observer 2 only
+        // watches. Each write happens inside a delivery.
+        tokens.append(
+            value.observe { event in
+                recorders[0].record(event)
+                if let v = event.value, v % 2 == 1, v < 50 { value.value = v * 2 }
+            })
+        tokens.append(
+            value.observe { event in
+                recorders[1].record(event)
+                if let v = event.value, v % 2 == 0, v < 50 { value.update { $0 += 1 } }
+            })
+        tokens.append(value.observe(recorders[2].record))
+        // While observer 1 joined, its first value (0) started the chain; observer 2 joined after
+        // it ended and got 62. Then one outside write starts the chain again.
+        value.value = 1
+        let chain = [1, 2, 3, 6, 7, 14, 15, 30, 31, 62]
+        #expect(recorders[0].values == [0] + chain + chain)
+        #expect(recorders[1].values == [0] + chain + chain)
+        #expect(recorders[2].values == [62] + chain)
+        #expect(value.value == 62)
+        withExtendedLifetime(tokens) {}
+    }
+
+    @Test("An observer added from inside a delivery gets its first value after that delivery")
+    func observeDuringDelivery() {
+        let value = ObservableValue(0)
+        let log = EventLog()
+        let inner = GraphLock<SubscriptionToken?>(nil)
+        let outer = value.observeValues { v in
+            log.append("outer \(v)")
+            if v == 1 {
+                let token = value.observeValues { log.append("inner \($0)") }
+                inner.withLock { $0 = token }
+            }
+        }
+        let second = value.observeValues { log.append("second \($0)") }
+        log.clear()
+        value.value = 1
+        value.value = 2
+        #expect(log.all == ["outer 1", "second 1", "inner 1", "outer 2", "second 2", "inner 2"])
+        withExtendedLifetime((outer, second)) {}
+    }
+
+    @Test("Joining while a change is queued: the newcomer gets that value exactly once")
+    func joinWhileChangeQueued() {
+        let value = ObservableValue(0)
+        let newcomer = Recorder<Int>()
+        let newcomerToken = GraphLock<SubscriptionToken?>(nil)
+        let writer = value.observeValues { v in
+            guard v == 1 else { return }
+            value.value = 5  // queued: a delivery is running
+            let token = value.observe(newcomer.record)  // joins after 5 was queued
+            newcomerToken.withLock { $0 = token }
+        }
+        value.value = 1
+        value.value = 6
+        #expect(newcomer.values == [5, 6])
+        withExtendedLifetime(writer) {}
+    }
+
+    @Test("Delivery on a DispatchQueue keeps each observer's order, off the sender's thread")
+    func queueDelivery() {
+        let queue = DispatchQueue(label: "observer-graph.tests.delivery")
+        let key = DispatchSpecificKey<Bool>()
+        queue.setSpecific(key: key, value: true)
+        let channel = EventChannel<Int>()
+        let onQueue = GraphLock(0)
+        let recorder = Recorder<Int>()
+        let token = channel.observe(on: queue) { event in
+            if DispatchQueue.getSpecific(key: key) == true { onQueue.withLock { $0 += 1 } }
+            recorder.record(event)
+        }
+        for i in 0..<500 { channel.send(i) }
+        channel.finish()
+        queue.sync {}
+        #expect(recorder.values == Array(0..<500))
+        #expect(recorder.events.last == .finished)
+        #expect(onQueue.withLock { $0 } == 501)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("values(): yields current value and changes; breaking out removes the observer")
+    func asyncValuesBreak() async {
+        let value = ObservableValue(10)
+        var seen: [Int] = []
+        let writer = Task {
+            for i in 11...20 { value.value = i }
+        }
+        await writer.value
+        do {
+            for try await v in value.values(bufferingPolicy: .bufferingNewest(1)) {
+                seen.append(v)
+                if v == 20 { break }
+                value.value = 20
+            }
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+        #expect(seen == [20])
+        #expect(value.observerCount == 0)
+    }
+
+    @Test("values(): .finished ends the loop, .failed throws")
+    func asyncTermination() async {
+        let channel = EventChannel<Int>()
+        let stream = channel.values()
+        for i in 1...3 { channel.send(i) }
+        channel.finish()
+        var collected: [Int] = []
+        do {
+            for try await v in stream { collected.append(v) }
+        } catch {
+            Issue.record("unexpected error \(error)")
+        }
+        #expect(collected == [1, 2, 3])
+
+        let failing = ObservableValue(1)
+        let failingStream = failing.values()
+        failing.value = 2
+        failing.fail(Boom(code: 3))
+        var got: [Int] = []
+        await #expect(throws: Boom(code: 3)) {
+            for try await v in failingStream { got.append(v) }
+        }
+        #expect(got == [1, 2])
+    }
+
+    @Test("values(): cancelling the task removes the observer")
+    func asyncCancellation() async {
+        let channel = EventChannel<Int>()
+        let started = ObservableValue(false)
+        let task = Task {
+            var count = 0
+            do {
+                for try await _ in channel.values() {
+                    count += 1
+                    started.value = true
+                }
+            } catch {}
+            return count
+        }
+        while channel.observerCount == 0 { await Task.yield() }
+        channel.send(1)
+        while !started.value { await Task.yield() }
+        task.cancel()
+        _ = await task.value
+        #expect(channel.observerCount == 0)
+    }
+}
+
+@Suite("Values and channels: ownership")
+struct ValueOwnershipTests {
+    @Test("Tokens do not keep their source alive; a source does not keep its observers alive")
+    func noCycles() {
+        let deinits = Counters()
+        weak var weakValue: ObservableValue<Int>?
+        var token: SubscriptionToken?
+        do {
+            let value = ObservableValue(0)
+            weakValue = value
+            let payload = Payload(deinits: deinits)
+            token = value.observeValues { _ in _ = payload }
+        }
+        #expect(weakValue == nil)
+        #expect(deinits["payload"] == 0)
+        #expect(token?.isCancelled == false)
+        token = nil
+        #expect(deinits["payload"] == 1)
+    }
+
+    @Test("Cancelling and terminating release the closure and what it captured")
+    func closuresReleased() {
+        let deinits = Counters()
+        let channel = EventChannel<Int>()
+        var tokens: [SubscriptionToken] = []
+        for _ in 0..<2 {
+            let payload = Payload(deinits: deinits)
+            tokens.append(channel.observeValues { _ in _ = payload })
+        }
+        tokens[0].cancel()
+        #expect(deinits["payload"] == 1)
+        channel.finish()
+        #expect(deinits["payload"] == 2)
+        #expect(tokens.count == 2)
+    }
+
+    @Test("A closure may capture the source and its own token's owner without leaking once cancelled")
+    func selfCaptureCycleBrokenByCancel() {
+        final class Screen: @unchecked Sendable {
+            let credits = ObservableValue(0)
+            var token: SubscriptionToken?
+            let deinits: Counters
+            init(deinits: Counters) {
+                self.deinits = deinits
+                token = credits.observeValues { [self] _ in _ = self.credits }
+            }
+            deinit { deinits.bump("screen") }
+        }
+        let deinits = Counters()
+        weak var weakScreen: Screen?
+        do {
+            let screen = Screen(deinits: deinits)
+            weakScreen = screen
+            screen.token?.cancel()
+        }
+        #expect(weakScreen == nil)
+        #expect(deinits["screen"] == 1)
+    }
+}
