@@ -55,7 +55,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             // between them. The callbacks this fires are the kit's own (no-ops).
             subscribe(sink)
             guard let current = state.current else { return (sink, false) }
-            return (sink, state.enqueue(.replay(.value(current), to: sink)))
+            return (sink, state.enqueue(.replay(.value(_replayValue(current)), to: sink)))
         }
         if mustDrain { _drain() }
         return SubscriptionToken(sink)
@@ -126,6 +126,52 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         }
         if mustDrain { _drain() }
         return accepted
+    }
+
+    /// What a new observer receives first, given the current value. Arrays override it (a new
+    /// observer gets the whole array as inserts). Runs under the lock: no user code.
+    func _replayValue(_ current: Value) -> Value {
+        current
+    }
+
+    /// The current value and its version, for optimistic read-modify-write.
+    func _snapshot() -> (value: Value, version: UInt64) {
+        pipeline.withLock { ($0.current!, $0.version) }
+    }
+
+    /// Stores `newValue` and queues its delivery if the value is still at `version`. Returns
+    /// `false` when another change landed meanwhile (try again), and `true` when committed or
+    /// when the source has terminated (the change is dropped). The replaced value is released
+    /// after unlocking.
+    func _commit(_ newValue: Value, ifVersion version: UInt64) -> Bool {
+        let (committed, replaced, mustDrain) = pipeline.withLock { state -> (Bool, Value?, Bool) in
+            guard state.terminal == nil else { return (true, nil, false) }
+            guard state.version == version else { return (false, nil, false) }
+            let replaced = state.current
+            state.current = newValue
+            state.version &+= 1
+            let mustDrain = state.enqueue(.broadcast(.value(newValue), sequence: state.takeSequence()))
+            return (true, replaced, mustDrain)
+        }
+        withExtendedLifetime(replaced) {}
+        if mustDrain { _drain() }
+        return committed
+    }
+
+    /// Changes the current value in place under the lock and, when `body` says it changed,
+    /// queues the new value as an event. `body` must not run user code; what it returns is
+    /// released by the caller, after unlocking. Returns `nil` if the source has terminated.
+    func _mutateCurrent<Result>(_ body: (inout Value) -> (changed: Bool, result: Result)) -> Result? {
+        let (result, mustDrain) = pipeline.withLock { state -> (Result?, Bool) in
+            guard state.terminal == nil else { return (nil, false) }
+            let (changed, result) = body(&state.current!)
+            guard changed else { return (result, false) }
+            state.version &+= 1
+            let mustDrain = state.enqueue(.broadcast(.value(state.current!), sequence: state.takeSequence()))
+            return (result, mustDrain)
+        }
+        if mustDrain { _drain() }
+        return result
     }
 
     /// Delivers queued actions until the queue is empty. Only one thread drains at a time; the

@@ -44,7 +44,7 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     /// Callbacks: observers' handlers, for a set (on this thread unless another is delivering).
     /// - Complexity: O(1) to get; a set is O(n) for the delivery to n observers.
     public var value: Value {
-        get { pipeline.withLock { $0.current! } }
+        get { _snapshot().value }
         set { update { $0 = newValue } }
     }
 
@@ -70,32 +70,15 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     @discardableResult
     public func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         while true {
-            let (seen, version) = pipeline.withLock { ($0.current!, $0.version) }
+            let (seen, version) = _snapshot()
             var proposed = seen
             let result = try body(&proposed)
             if let isEqual, isEqual(seen, proposed) {
                 // Unchanged: nothing to deliver, provided nobody changed it meanwhile.
-                if pipeline.withLock({ $0.version == version }) { return result }
+                if _snapshot().version == version { return result }
                 continue
             }
-            if commit(proposed, ifVersion: version) { return result }
+            if _commit(proposed, ifVersion: version) { return result }
         }
-    }
-
-    /// Stores `newValue` and queues its delivery if the value is still at `version` (or the
-    /// source has terminated, which drops the change); `false` means "try again".
-    private func commit(_ newValue: Value, ifVersion version: UInt64) -> Bool {
-        let (committed, replaced, mustDrain) = pipeline.withLock { state -> (Bool, Value?, Bool) in
-            guard state.terminal == nil else { return (true, nil, false) }
-            guard state.version == version else { return (false, nil, false) }
-            let replaced = state.current
-            state.current = newValue
-            state.version &+= 1
-            let mustDrain = state.enqueue(.broadcast(.value(newValue), sequence: state.takeSequence()))
-            return (true, replaced, mustDrain)
-        }
-        withExtendedLifetime(replaced) {}  // the old value is released here, with no lock held
-        if mustDrain { _drain() }
-        return committed
     }
 }

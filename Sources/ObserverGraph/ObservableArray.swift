@@ -1,0 +1,332 @@
+/// An array whose observers learn exactly how it changed: each mutation delivers one
+/// `ArrayChange`, the new array with an `ArrayChangeset` (indices inserted, deleted, updated,
+/// moved), so that a table view or a mirror can apply just that.
+///
+///     let names = ObservableArray(["Steve", "Tim"])
+///     let token = names.observeValues { print($0.changeset) }  // first: inserts [0, 1]
+///     names.append("John")   // inserts [2]
+///     try names.removeLast() // deletes [2]
+///     names[1] = "Mark"      // updates [1]
+///
+/// A new observer first receives the whole array as inserts into an empty one; then each
+/// change, valid against the array it saw last. Delivery order, reentrancy, tokens and
+/// termination follow `GraphEventSource`. A mutation made from inside an observer is applied at
+/// once and delivered after the current event, never interleaved with it.
+///
+/// Thread safety: `Sendable`; every member is safe from any thread. Each mutation and its event
+/// are atomic with respect to other mutations.
+public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayChange<Element>>,
+    @unchecked Sendable
+{
+    /// Subscriptions this array follows (derived arrays); released with the array.
+    let upstream_ = GraphLock<[SubscriptionToken]>([])
+
+    /// An observable array holding `elements`.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public init(_ elements: [Element] = []) {
+        super.init(current: ArrayChange(array: elements, changeset: ArrayChangeset()))
+    }
+
+    override func _replayValue(_ current: ArrayChange<Element>) -> ArrayChange<Element> {
+        ArrayChange(array: current.array, changeset: .reload(oldCount: 0, newCount: current.array.count))
+    }
+
+    /// The elements now.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1) (copy-on-write).
+    public var array: [Element] {
+        _snapshot().value.array
+    }
+
+    /// The number of elements now.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public var count: Int {
+        pipeline.withLock { $0.current!.array.count }
+    }
+
+    /// The element at `index`, or `nil` when out of range. Setting replaces it (`updates
+    /// [index]`); setting `nil` or an index out of range is a documented no-op. Use
+    /// `set(_:at:)` to be told about a bad index.
+    ///
+    /// Thread safety: safe from any thread.
+    /// Callbacks: observers' handlers, for a set.
+    /// - Complexity: O(1) to get; O(1) plus the delivery to set.
+    public subscript(index: Int) -> Element? {
+        get {
+            pipeline.withLock { state in
+                let array = state.current!.array
+                return array.indices.contains(index) ? array[index] : nil
+            }
+        }
+        set {
+            guard let newValue else { return }
+            try? set(newValue, at: index)
+        }
+    }
+
+    /// Appends `element`: `inserts [count]`.
+    ///
+    /// Thread safety: safe from any thread.
+    /// Callbacks: observers' handlers.
+    /// - Returns: `false` (and changes nothing) if the array has terminated.
+    /// - Complexity: amortized O(1) plus the delivery to n observers, O(n).
+    @discardableResult
+    public func append(_ element: Element) -> Bool {
+        mutate { change in
+            change.array.append(element)
+            change.changeset = ArrayChangeset(inserts: [change.array.count - 1])
+            return (true, ())
+        } != nil
+    }
+
+    /// Appends `elements`: `inserts [count..<count + elements.count]` (nothing when empty).
+    ///
+    /// Thread safety: safe from any thread.
+    /// Callbacks: observers' handlers, once.
+    /// - Returns: `false` (and changes nothing) if the array has terminated.
+    /// - Complexity: O(k) plus the delivery, k = elements.count.
+    @discardableResult
+    public func append(contentsOf elements: some Sequence<Element>) -> Bool {
+        let added = Array(elements)
+        return mutate { change in
+            guard !added.isEmpty else { return (false, ()) }
+            let start = change.array.count
+            change.array.append(contentsOf: added)
+            change.changeset = ArrayChangeset(inserts: Array(start..<change.array.count))
+            return (true, ())
+        } != nil
+    }
+
+    /// Inserts `element` at `index` (0...count): `inserts [index]`.
+    ///
+    /// Thread safety: safe from any thread.
+    /// Callbacks: observers' handlers.
+    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Complexity: O(count) plus the delivery.
+    public func insert(_ element: Element, at index: Int) throws(ObservableArrayError) {
+        try mutateAlways { change throws(ObservableArrayError) in
+            guard index >= 0 && index <= change.array.count else {
+                throw .indexOutOfRange(index: index, count: change.array.count)
+            }
+            change.array.insert(element, at: index)
+            change.changeset = ArrayChangeset(inserts: [index])
+            return ()
+        }
+    }
+
+    /// Replaces the element at `index`: `updates [index]`.
+    ///
+    /// Thread safety: safe from any thread.
+    /// Callbacks: observers' handlers.
+    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Complexity: O(1) plus the delivery.
+    public func set(_ element: Element, at index: Int) throws(ObservableArrayError) {
+        let replaced = try mutateAlways { change throws(ObservableArrayError) in
+            guard change.array.indices.contains(index) else {
+                throw .indexOutOfRange(index: index, count: change.array.count)
+            }
+            let replaced = change.array[index]
+            change.array[index] = element
+            change.changeset = ArrayChangeset(updates: [index])
+            return replaced
+        }
+        withExtendedLifetime(replaced) {}
+    }
+
+    /// Removes and returns the element at `index`: `deletes [index]`.
+    ///
+    /// Thread safety: safe from any thread.
+    /// Callbacks: observers' handlers.
+    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Complexity: O(count) plus the delivery.
+    @discardableResult
+    public func remove(at index: Int) throws(ObservableArrayError) -> Element {
+        try mutateAlways { change throws(ObservableArrayError) in
+            guard change.array.indices.contains(index) else {
+                throw .indexOutOfRange(index: index, count: change.array.count)
+            }
+            change.changeset = ArrayChangeset(deletes: [index])
+            return change.array.remove(at: index)
+        }
+    }
+
+    /// Removes and returns the last element: `deletes [count - 1]`.
+    ///
+    /// Thread safety: safe from any thread.
+    /// Callbacks: observers' handlers.
+    /// - Throws: `ObservableArrayError.empty` or `.terminated`; nothing changes.
+    /// - Complexity: O(1) plus the delivery.
+    @discardableResult
+    public func removeLast() throws(ObservableArrayError) -> Element {
+        try mutateAlways { change throws(ObservableArrayError) in
+            guard !change.array.isEmpty else { throw .empty }
+            change.changeset = ArrayChangeset(deletes: [change.array.count - 1])
+            return change.array.removeLast()
+        }
+    }
+
+    /// Removes every element: `deletes [0..<count]` (nothing when already empty).
+    ///
+    /// Thread safety: safe from any thread.
+    /// Callbacks: observers' handlers.
+    /// - Returns: `false` (and changes nothing) if the array has terminated.
+    /// - Complexity: O(count) plus the delivery.
+    @discardableResult
+    public func removeAll() -> Bool {
+        let removed = mutate { change -> (Bool, [Element]) in
+            guard !change.array.isEmpty else { return (false, []) }
+            let removed = change.array
+            change.changeset = ArrayChangeset(deletes: Array(removed.indices))
+            change.array = []
+            return (true, removed)
+        }
+        return removed != nil
+    }
+
+    /// Moves the element at `source` so that it ends up at `destination` (both in 0..<count):
+    /// `moves [source→destination]`. Moving an element onto itself changes nothing.
+    ///
+    /// Thread safety: safe from any thread.
+    /// Callbacks: observers' handlers.
+    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Complexity: O(count) plus the delivery.
+    public func move(from source: Int, to destination: Int) throws(ObservableArrayError) {
+        try mutateChecked { change throws(ObservableArrayError) in
+            for index in [source, destination] where !change.array.indices.contains(index) {
+                throw .indexOutOfRange(index: index, count: change.array.count)
+            }
+            guard source != destination else { return (false, ()) }
+            let element = change.array.remove(at: source)
+            change.array.insert(element, at: destination)
+            change.changeset = ArrayChangeset(moves: [.init(from: source, to: destination)])
+            return (true, ())
+        }
+    }
+
+    /// Replaces the whole content. Elements are not comparable here, so the change is a reload
+    /// (every old index deleted, every new one inserted). For `Equatable` or `Hashable` elements
+    /// the overloads diff instead.
+    ///
+    /// Thread safety: safe from any thread.
+    /// Callbacks: observers' handlers.
+    /// - Returns: `false` if the array has terminated.
+    /// - Complexity: O(old + new) plus the delivery.
+    @discardableResult
+    public func replace(with elements: [Element]) -> Bool {
+        let removed = mutate { change -> (Bool, [Element]) in
+            let removed = change.array
+            change.changeset = .reload(oldCount: removed.count, newCount: elements.count)
+            change.array = elements
+            return (true, removed)
+        }
+        return removed != nil
+    }
+
+    /// Replaces the whole content with `elements`, delivering the changeset `diff` computes
+    /// from the old content to the new (outside the lock, retried if another mutation landed
+    /// meanwhile). Delivers nothing when nothing changed.
+    func replace(with elements: [Element], diff: ([Element], [Element]) -> ArrayChangeset) -> Bool {
+        while true {
+            let (current, version) = _snapshot()
+            let changeset = diff(current.array, elements)
+            if changeset.isEmpty && current.array.count == elements.count {
+                if _snapshot().version == version { return terminalEvent == nil }
+                continue
+            }
+            if _commit(ArrayChange(array: elements, changeset: changeset), ifVersion: version) {
+                return terminalEvent == nil
+            }
+        }
+    }
+
+    /// In-place mutation under the lock; `body` returns whether it changed the array.
+    private func mutate<Result>(_ body: (inout ArrayChange<Element>) -> (Bool, Result)) -> Result? {
+        _mutateCurrent { change in
+            let (changed, result) = body(&change)
+            return (changed, result)
+        }
+    }
+
+    /// In-place mutation that may refuse with an error (and change nothing).
+    private func mutateChecked<Result>(
+        _ body: (inout ArrayChange<Element>) throws(ObservableArrayError) -> (Bool, Result)
+    ) throws(ObservableArrayError) -> Result {
+        var failure: ObservableArrayError?
+        let result: Result?? = _mutateCurrent { change -> (changed: Bool, result: Result?) in
+            do throws(ObservableArrayError) {
+                let (changed, result) = try body(&change)
+                return (changed, result)
+            } catch {
+                failure = error
+                return (false, nil)
+            }
+        }
+        if let failure { throw failure }
+        guard let result, let result else { throw .terminated }
+        return result
+    }
+
+    /// A checked mutation that always changes the array when it does not throw.
+    private func mutateAlways<Result>(
+        _ body: (inout ArrayChange<Element>) throws(ObservableArrayError) -> Result
+    ) throws(ObservableArrayError) -> Result {
+        try mutateChecked { change throws(ObservableArrayError) in (true, try body(&change)) }
+    }
+}
+
+extension ObservableArray where Element: Equatable {
+    /// Replaces the whole content with `elements`, delivering the smallest changeset: for
+    /// example `[1, 2, 3]` → `[0, 1, 3, 4]` delivers `deletes [1], inserts [0, 3]`. Delivers
+    /// nothing when the content is equal.
+    ///
+    /// Thread safety: safe from any thread. The diff runs with no lock held; if another
+    /// mutation lands meanwhile, it is computed again.
+    /// Callbacks: `==` of `Element`, then observers' handlers.
+    /// - Returns: `false` if the array has terminated.
+    /// - Complexity: see `ArrayChangeset.diff(from:to:)`.
+    @discardableResult
+    public func replace(with elements: [Element]) -> Bool {
+        replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1) }
+    }
+
+    /// Replaces the content, matching elements by identity: a matched element with a new value
+    /// is an update. See `ArrayChangeset.diff(from:to:identifiedBy:)`.
+    ///
+    /// Thread safety: as `replace(with:)`. Callbacks: `id`, `==`, then observers' handlers.
+    /// - Returns: `false` if the array has terminated.
+    /// - Complexity: see `ArrayChangeset.diff(from:to:identifiedBy:)`.
+    @discardableResult
+    public func replace<ID: Hashable>(with elements: [Element], identifiedBy id: (Element) -> ID) -> Bool {
+        replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
+    }
+}
+
+extension ObservableArray where Element: Hashable {
+    /// Replaces the whole content with `elements`, delivering the smallest changeset (linear
+    /// move pairing for hashable elements). See `ArrayChangeset.diff(from:to:)`.
+    ///
+    /// Thread safety: as the `Equatable` overload. Callbacks: `==`, `hash(into:)`, handlers.
+    /// - Returns: `false` if the array has terminated.
+    /// - Complexity: see `ArrayChangeset.diff(from:to:)`.
+    @discardableResult
+    public func replace(with elements: [Element]) -> Bool {
+        replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1) }
+    }
+}
+
+/// Why an observable array refused a mutation. Nothing changed.
+///
+/// Thread safety: a value; `Sendable`.
+public enum ObservableArrayError: Error, Equatable, Sendable {
+    /// The index is outside the array (or outside 0...count for an insertion).
+    case indexOutOfRange(index: Int, count: Int)
+    /// The array is empty.
+    case empty
+    /// The array has terminated (`finish()` or `fail(_:)`): it no longer changes.
+    case terminated
+}
