@@ -13,10 +13,17 @@ let package = Package(
     name: "ObserverGraph",
     platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6)],
     products: [
-        .library(name: "ObserverGraph", targets: ["ObserverGraph"])
+        .library(name: "ObserverGraph", targets: ["ObserverGraph"]),
+        .library(name: "DailyQueue", targets: ["DailyQueue"]),
     ],
     targets: [
         .target(name: "ObserverGraph", swiftSettings: strictSettings),
+        .target(name: "DailyQueue", dependencies: ["ObserverGraph"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "DailyQueueTests",
+            dependencies: ["DailyQueue", "ObserverGraph"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "ObserverGraphTests",
             dependencies: ["ObserverGraph"],

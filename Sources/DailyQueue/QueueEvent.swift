@@ -1,0 +1,71 @@
+import ObserverGraph
+
+/// What the queue manager reports to its observers, one event per thing that happened.
+public enum QueueEvent: Equatable, Sendable, CustomStringConvertible {
+    /// A new item was stored and queued at `position`.
+    case added(QueueItemSnapshot, position: Int)
+    /// A new item was stored but does not qualify for the queue today.
+    case stored(QueueItemSnapshot)
+    /// An item left the queue from `position` because it stopped qualifying (it stays stored).
+    case left(QueueItemSnapshot, position: Int, because: String)
+    /// A stored item qualified again and joined the end of the queue.
+    case entered(QueueItemSnapshot, position: Int, because: String)
+    /// An item was deleted; `position` is where it was queued, if it was.
+    case deleted(QueueItemSnapshot, position: Int?)
+    /// A queued item was moved.
+    case moved(QueueItemSnapshot, from: Int, to: Int)
+    /// A stored item changed without joining or leaving the queue.
+    case changed(QueueItemSnapshot, because: String)
+    /// The current day changed.
+    case dayChanged(from: Weekday, to: Weekday)
+
+    /// One line for people, e.g. `removed "Laundry" from position 2 (done became false)`.
+    public var description: String {
+        switch self {
+        case .added(let item, let position): "added \(item) at position \(position)"
+        case .stored(let item): "stored \(item) (not queued today)"
+        case .left(let item, let position, let reason):
+            "removed \(item) from position \(position) (\(reason))"
+        case .entered(let item, let position, let reason):
+            "queued \(item) at position \(position) (\(reason))"
+        case .deleted(let item, let position?): "deleted \(item) from position \(position)"
+        case .deleted(let item, nil): "deleted \(item)"
+        case .moved(let item, let from, let to): "moved \(item) from position \(from) to \(to)"
+        case .changed(let item, let reason): "changed \(item) (\(reason))"
+        case .dayChanged(let from, let to): "today is \(to) (was \(from))"
+        }
+    }
+}
+
+/// Observes a queue manager.
+public protocol QueueManagerObserver: GraphObserver {
+    /// The manager reports `event`, after the queue changed; called with no lock held.
+    func queueManager(_ manager: QueueManager, didReport event: QueueEvent)
+}
+
+/// Why a queue operation was refused. Nothing changed.
+public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No item has this id.
+    case unknownItem(ItemID)
+    /// The item is not in the queue (so it has no position to move from).
+    case notQueued(ItemID)
+    /// The position is outside 1...count.
+    case badPosition(Int, count: Int)
+    /// The title is empty.
+    case emptyTitle
+    /// The store refused; the in-memory state was left as the store has it.
+    case store(StoreError)
+
+    public var description: String {
+        switch self {
+        case .unknownItem(let id): "no item \(id)"
+        case .notQueued(let id): "item \(id) is not in today's queue"
+        case .badPosition(let position, let count):
+            count == 0
+                ? "the queue is empty: there is no position \(position)"
+                : "position \(position) is not in 1...\(count)"
+        case .emptyTitle: "a title cannot be empty"
+        case .store(let error): error.description
+        }
+    }
+}

@@ -1,0 +1,217 @@
+import Foundation
+import ObserverGraph
+
+/// The daily queue: the items of the current day that qualify (by `rule`), in order.
+///
+/// The manager is observable (it reports a `QueueEvent` for everything that happens) and a
+/// tracking observer: it subscribes to every item it queues. When a queued item stops
+/// qualifying (its `done` becomes false, or its day stops being today, with the default rule),
+/// the manager takes it out of the queue and unsubscribes from it: `isSubscribed(to: item)`
+/// becomes false. Leaving the queue is not deletion: the item stays stored, and joins the end of
+/// the queue again when it qualifies again. Only `delete` deletes.
+///
+/// `queue` is an `ObservableArray`, so observers see inserts, deletes and moves with indices.
+/// Every change is saved to the store at once.
+///
+/// Use a manager from one thread at a time (a main thread, a command-line tool): its item
+/// callbacks re-enter it. It is not `Sendable`, so Swift keeps it where it belongs.
+public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueItemObserver {
+    public let graphNode = GraphNode()
+    /// The queued items, in order; their `queuePosition` is their index + 1.
+    public let queue = ObservableArray<QueueItem>()
+    /// Which items are queued.
+    public let rule: QueueRule
+    /// Every stored item, queued or not, in creation order.
+    public private(set) var items: [QueueItem] = []
+    /// The day the queue is for.
+    public private(set) var currentDay: Weekday
+    private var nextID: Int
+    private let store: any QueueStore
+
+    /// Loads the queue from `store` (or starts an empty one for `startDay`), restoring items,
+    /// positions and the manager's subscriptions to the queued items.
+    public init(store: any QueueStore, rule: QueueRule = .doneToday, startDay: Weekday) throws(StoreError) {
+        self.store = store
+        self.rule = rule
+        let stored = try store.load() ?? StoredQueue(currentDay: startDay)
+        currentDay = stored.currentDay
+        nextID = stored.nextID
+        items = stored.items.map {
+            QueueItem(
+                id: $0.id, title: $0.title, done: $0.done, dayOfTheWeek: $0.dayOfTheWeek,
+                queuePosition: $0.queuePosition)
+        }
+        let queued = items.filter { $0.queuePosition != nil }.sorted { $0.queuePosition! < $1.queuePosition! }
+        queue.replace(with: queued)
+        renumber()
+        for item in queued { item.subscribe(self) }
+    }
+
+    /// The stored item with `id`.
+    public func item(_ id: ItemID) -> QueueItem? {
+        items.first { $0.id == id }
+    }
+
+    /// Stores a new item and, if it qualifies today, appends it to the queue (and subscribes
+    /// to it).
+    @discardableResult
+    public func add(title: String, day: Weekday? = nil, done: Bool = true) throws(QueueError) -> QueueItem {
+        let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw .emptyTitle }
+        let item = QueueItem(id: ItemID(nextID), title: trimmed, done: done, dayOfTheWeek: day ?? currentDay)
+        nextID += 1
+        items.append(item)
+        if qualifies(item) {
+            enqueue(item)
+            try save()
+            report(.added(item.snapshot, position: queue.count))
+        } else {
+            try save()
+            report(.stored(item.snapshot))
+        }
+        return item
+    }
+
+    /// Deletes an item: out of the queue (positions after it move up) and out of the store.
+    public func delete(_ id: ItemID) throws(QueueError) {
+        guard let item = item(id) else { throw .unknownItem(id) }
+        let position = item.queuePosition
+        if position != nil { dequeue(item) }
+        items.removeAll { $0 === item }
+        try save()
+        report(.deleted(item.snapshot, position: position))
+    }
+
+    /// Moves a queued item to `position` (1...count); the others shift.
+    public func move(_ id: ItemID, to position: Int) throws(QueueError) {
+        guard let item = item(id) else { throw .unknownItem(id) }
+        guard let from = item.queuePosition else { throw .notQueued(id) }
+        guard (1...max(queue.count, 1)).contains(position), queue.count > 0 else {
+            throw .badPosition(position, count: queue.count)
+        }
+        guard from != position else { return }
+        do {
+            try queue.move(from: from - 1, to: position - 1)
+        } catch {
+            throw .badPosition(position, count: queue.count)
+        }
+        renumber()
+        try save()
+        report(.moved(item.snapshot, from: from, to: position))
+    }
+
+    /// Sets `done`. A queued item that stops qualifying leaves the queue (through its own
+    /// callback); a stored item that starts qualifying joins the end.
+    public func setDone(_ id: ItemID, _ done: Bool) throws(QueueError) {
+        guard let item = item(id) else { throw .unknownItem(id) }
+        try change(item, because: "done became \(done)") { item.done.value = done }
+    }
+
+    /// Sets the item's day of the week; the same rules as `setDone`.
+    public func setDay(_ id: ItemID, _ day: Weekday) throws(QueueError) {
+        guard let item = item(id) else { throw .unknownItem(id) }
+        try change(item, because: "day became \(day)") { item.dayOfTheWeek.value = day }
+    }
+
+    /// Changes the current day (the day rolls over): in ONE queue change, items that no longer
+    /// qualify leave and stored items that now qualify join the end, in creation order.
+    public func setCurrentDay(_ day: Weekday) throws(QueueError) {
+        guard day != currentDay else { return }
+        let previous = currentDay
+        currentDay = day
+        let leaving = queue.array.filter { !qualifies($0) }
+        let joining = items.filter { $0.queuePosition == nil && qualifies($0) }
+        let leavingPositions = leaving.map { ($0, $0.queuePosition!) }
+        queue.batch { batch in
+            for index in batch.elements.indices.reversed()
+            where leaving.contains(where: { $0 === batch.elements[index] }) {
+                _ = try? batch.remove(at: index)
+            }
+            batch.append(contentsOf: joining)
+        }
+        for item in leaving {
+            item.queuePosition = nil
+            item.unsubscribe(self)
+        }
+        for item in joining { item.subscribe(self) }
+        renumber()
+        try save()
+        report(.dayChanged(from: previous, to: day))
+        for (item, position) in leavingPositions {
+            report(.left(item.snapshot, position: position, because: "not due \(day)"))
+        }
+        for item in joining {
+            report(.entered(item.snapshot, position: item.queuePosition!, because: "due \(day)"))
+        }
+    }
+
+    // MARK: - Observing the queued items
+
+    /// A queued item changed: if it stopped qualifying, it leaves the queue and the manager
+    /// unsubscribes from it. Runs inside the item's broadcast; the kit makes that safe.
+    public func item(_ item: QueueItem, didChange change: QueueItemChange) {
+        guard item.queuePosition != nil, !qualifies(item) else { return }
+        let position = item.queuePosition!
+        dequeue(item)
+        try? save()
+        report(.left(item.snapshot, position: position, because: change.description))
+    }
+
+    // MARK: - Internals
+
+    private func qualifies(_ item: QueueItem) -> Bool {
+        rule.qualifies(item.snapshot, on: currentDay)
+    }
+
+    /// Runs `body` (which sets a value of `item`), then queues the item if it now qualifies
+    /// and was not queued; leaving is handled by `item(_:didChange:)`.
+    private func change(_ item: QueueItem, because reason: String, _ body: () -> Void) throws(QueueError) {
+        let wasQueued = item.queuePosition != nil
+        body()
+        if !wasQueued && qualifies(item) {
+            enqueue(item)
+            try save()
+            report(.entered(item.snapshot, position: queue.count, because: reason))
+        } else if !wasQueued || item.queuePosition != nil {
+            try save()
+            report(.changed(item.snapshot, because: reason))
+        }
+    }
+
+    private func enqueue(_ item: QueueItem) {
+        queue.append(item)
+        item.queuePosition = queue.count
+        item.subscribe(self)
+    }
+
+    private func dequeue(_ item: QueueItem) {
+        guard let index = queue.array.firstIndex(where: { $0 === item }) else { return }
+        _ = try? queue.remove(at: index)
+        item.queuePosition = nil
+        item.unsubscribe(self)
+        renumber()
+    }
+
+    private func renumber() {
+        for (index, item) in queue.array.enumerated() { item.queuePosition = index + 1 }
+    }
+
+    private func save() throws(QueueError) {
+        let stored = StoredQueue(
+            currentDay: currentDay, nextID: nextID,
+            items: items.map {
+                StoredItem(
+                    id: $0.id, title: $0.title, done: $0.done.value, dayOfTheWeek: $0.dayOfTheWeek.value,
+                    queuePosition: $0.queuePosition)
+            })
+        do {
+            try store.save(stored)
+        } catch {
+            throw .store(error)
+        }
+    }
+
+    private func report(_ event: QueueEvent) {
+        broadcast(as: (any QueueManagerObserver).self) { $0.queueManager(self, didReport: event) }
+    }
+}

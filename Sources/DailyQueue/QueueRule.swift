@@ -1,0 +1,26 @@
+/// Which items belong in the queue on a given day: a replaceable value.
+///
+/// The default is the rule of the source document: an item is queued while it is done and its
+/// day of the week is the manager's current day; `done` becoming false, or the day becoming
+/// another day, takes it out.
+public struct QueueRule: Sendable {
+    /// A short name, for people.
+    public let name: String
+    private let test: @Sendable (QueueItemSnapshot, Weekday) -> Bool
+
+    /// A rule named `name` that keeps an item when `qualifies(item, currentDay)` is true.
+    public init(name: String, qualifies: @escaping @Sendable (QueueItemSnapshot, Weekday) -> Bool) {
+        self.name = name
+        self.test = qualifies
+    }
+
+    /// Whether `item` belongs in the queue when the current day is `day`.
+    public func qualifies(_ item: QueueItemSnapshot, on day: Weekday) -> Bool {
+        test(item, day)
+    }
+
+    /// The source document's rule: done, and due on the current day.
+    public static let doneToday = QueueRule(name: "done and due today") { item, day in
+        item.done && item.dayOfTheWeek == day
+    }
+}
