@@ -41,6 +41,18 @@ public enum QueueEvent: Equatable, Sendable, CustomStringConvertible {
 public protocol QueueManagerObserver: GraphObserver {
     /// The manager reports `event`, after the queue changed; called with no lock held.
     func queueManager(_ manager: QueueManager, didReport event: QueueEvent)
+
+    /// The manager subscribed to an item (`subscribed == true`) or unsubscribed from it: the
+    /// kit's own callbacks, passed on. Optional.
+    func queueManager(_ manager: QueueManager, didSubscribe subscribed: Bool, to item: QueueItem)
+}
+
+extension QueueManagerObserver {
+    /// Default: does nothing; implement it to watch the manager's subscriptions to items.
+    ///
+    /// Thread safety: called on the manager's thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public func queueManager(_ manager: QueueManager, didSubscribe subscribed: Bool, to item: QueueItem) {}
 }
 
 /// Why a queue operation was refused. Nothing changed.
@@ -56,6 +68,10 @@ public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The store refused; the in-memory state was left as the store has it.
     case store(StoreError)
 
+    /// The message shown to people.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public var description: String {
         switch self {
         case .unknownItem(let id): "no item \(id)"

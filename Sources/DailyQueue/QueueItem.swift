@@ -8,17 +8,33 @@ public struct ItemID: Hashable, Codable, Comparable, Sendable, CustomStringConve
     /// The item id `rawValue`.
     public init(_ rawValue: Int) { self.rawValue = rawValue }
 
+    /// Decodes the bare number.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public init(from decoder: any Decoder) throws {
         rawValue = try decoder.singleValueContainer().decode(Int.self)
     }
 
+    /// Encodes the bare number.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
     }
 
+    /// Orders by number.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public static func < (lhs: ItemID, rhs: ItemID) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// `#3`.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public var description: String { "#\(rawValue)" }
 }
 
@@ -109,11 +125,19 @@ public final class QueueItem: GraphObservable, Sendable {
 
 /// An item's values at one moment: what views show and tests compare.
 public struct QueueItemSnapshot: Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// The item's identity.
     public let id: ItemID
+    /// The title.
     public let title: String
+    /// Whether it was done.
     public let done: Bool
+    /// Its day.
     public let dayOfTheWeek: Weekday
 
+    /// A snapshot with these values.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public init(id: ItemID, title: String, done: Bool, dayOfTheWeek: Weekday) {
         self.id = id
         self.title = title
@@ -121,5 +145,9 @@ public struct QueueItemSnapshot: Equatable, Hashable, Sendable, CustomStringConv
         self.dayOfTheWeek = dayOfTheWeek
     }
 
+    /// `#3 "Laundry"`.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public var description: String { "\(id) \"\(title)\"" }
 }

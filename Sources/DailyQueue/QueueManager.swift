@@ -13,9 +13,11 @@ import ObserverGraph
 /// `queue` is an `ObservableArray`, so observers see inserts, deletes and moves with indices.
 /// Every change is saved to the store at once.
 ///
-/// Use a manager from one thread at a time (a main thread, a command-line tool): its item
-/// callbacks re-enter it. It is not `Sendable`, so Swift keeps it where it belongs.
+/// Thread safety: use a manager from one thread at a time (a main thread, a command-line
+/// tool): its item callbacks re-enter it. It is not `Sendable`, so Swift keeps it where it
+/// belongs. Its `queue` and items are `Sendable` and may be observed from anywhere.
 public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueItemObserver {
+    /// The node that holds the manager's observers and its subscriptions to items.
     public let graphNode = GraphNode()
     /// The queued items, in order; their `queuePosition` is their index + 1.
     public let queue = ObservableArray<QueueItem>()
@@ -30,6 +32,10 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
 
     /// Loads the queue from `store` (or starts an empty one for `startDay`), restoring items,
     /// positions and the manager's subscriptions to the queued items.
+    ///
+    /// Thread safety: creates a manager for the calling thread. Callbacks: none.
+    /// - Throws: the store's `StoreError` (nothing is written).
+    /// - Complexity: O(n log n), n = stored items.
     public init(store: any QueueStore, rule: QueueRule = .doneToday, startDay: Weekday) throws(StoreError) {
         self.store = store
         self.rule = rule
@@ -47,13 +53,21 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
         for item in queued { item.subscribe(self) }
     }
 
-    /// The stored item with `id`.
+    /// The stored item with `id`, or `nil`.
+    ///
+    /// Thread safety: the manager's thread. Callbacks: none.
+    /// - Complexity: O(n), n = stored items.
     public func item(_ id: ItemID) -> QueueItem? {
         items.first { $0.id == id }
     }
 
     /// Stores a new item and, if it qualifies today, appends it to the queue (and subscribes
-    /// to it).
+    /// to it). The title is trimmed.
+    ///
+    /// Thread safety: the manager's thread.
+    /// Callbacks: `queue` observers (inserts), then `.added` or `.stored` to manager observers.
+    /// - Throws: `.emptyTitle`; `.store` if saving failed (the store keeps its old content).
+    /// - Complexity: O(n) for the save, n = stored items.
     @discardableResult
     public func add(title: String, day: Weekday? = nil, done: Bool = true) throws(QueueError) -> QueueItem {
         let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -73,6 +87,11 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     }
 
     /// Deletes an item: out of the queue (positions after it move up) and out of the store.
+    ///
+    /// Thread safety: the manager's thread.
+    /// Callbacks: `queue` observers (deletes), then `.deleted`.
+    /// - Throws: `.unknownItem` (nothing changes); `.store` if saving failed.
+    /// - Complexity: O(n).
     public func delete(_ id: ItemID) throws(QueueError) {
         guard let item = item(id) else { throw .unknownItem(id) }
         let position = item.queuePosition
@@ -83,6 +102,11 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     }
 
     /// Moves a queued item to `position` (1...count); the others shift.
+    ///
+    /// Thread safety: the manager's thread.
+    /// Callbacks: `queue` observers (one move), then `.moved`; nothing when already there.
+    /// - Throws: `.unknownItem`, `.notQueued`, `.badPosition` (nothing changes); `.store`.
+    /// - Complexity: O(n).
     public func move(_ id: ItemID, to position: Int) throws(QueueError) {
         guard let item = item(id) else { throw .unknownItem(id) }
         guard let from = item.queuePosition else { throw .notQueued(id) }
@@ -102,12 +126,22 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
 
     /// Sets `done`. A queued item that stops qualifying leaves the queue (through its own
     /// callback); a stored item that starts qualifying joins the end.
+    ///
+    /// Thread safety: the manager's thread.
+    /// Callbacks: the item's `done` observers; `queue` observers; `.left`, `.entered` or
+    /// `.changed`. Nothing when the value does not change.
+    /// - Throws: `.unknownItem` (nothing changes); `.store`.
+    /// - Complexity: O(n).
     public func setDone(_ id: ItemID, _ done: Bool) throws(QueueError) {
         guard let item = item(id) else { throw .unknownItem(id) }
         try change(item, because: "done became \(done)") { item.done.value = done }
     }
 
     /// Sets the item's day of the week; the same rules as `setDone`.
+    ///
+    /// Thread safety: the manager's thread. Callbacks: as `setDone`.
+    /// - Throws: `.unknownItem` (nothing changes); `.store`.
+    /// - Complexity: O(n).
     public func setDay(_ id: ItemID, _ day: Weekday) throws(QueueError) {
         guard let item = item(id) else { throw .unknownItem(id) }
         try change(item, because: "day became \(day)") { item.dayOfTheWeek.value = day }
@@ -115,6 +149,11 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
 
     /// Changes the current day (the day rolls over): in ONE queue change, items that no longer
     /// qualify leave and stored items that now qualify join the end, in creation order.
+    ///
+    /// Thread safety: the manager's thread.
+    /// Callbacks: `queue` observers once; `.dayChanged`, then `.left` and `.entered` per item.
+    /// - Throws: `.store` if saving failed.
+    /// - Complexity: O(n log n).
     public func setCurrentDay(_ day: Weekday) throws(QueueError) {
         guard day != currentDay else { return }
         let previous = currentDay
@@ -149,12 +188,38 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
 
     /// A queued item changed: if it stopped qualifying, it leaves the queue and the manager
     /// unsubscribes from it. Runs inside the item's broadcast; the kit makes that safe.
+    ///
+    /// Thread safety: called by the kit on the thread that changed the item.
+    /// Callbacks: `queue` observers, then `.left`.
+    /// - Complexity: O(n).
     public func item(_ item: QueueItem, didChange change: QueueItemChange) {
         guard item.queuePosition != nil, !qualifies(item) else { return }
         let position = item.queuePosition!
         dequeue(item)
         try? save()
         report(.left(item.snapshot, position: position, because: change.description))
+    }
+
+    /// The kit subscribed the manager to an observable: passed on to manager observers.
+    ///
+    /// Thread safety: called by the kit on the manager's thread.
+    /// Callbacks: `queueManager(_:didSubscribe:to:)` of manager observers.
+    /// - Complexity: O(observers).
+    public func didSubscribe(to observable: any GraphObservable) {
+        guard let item = observable as? QueueItem else { return }
+        broadcast(as: (any QueueManagerObserver).self) { $0.queueManager(self, didSubscribe: true, to: item) }
+    }
+
+    /// The kit unsubscribed the manager from an observable: passed on to manager observers.
+    ///
+    /// Thread safety: called by the kit on the manager's thread.
+    /// Callbacks: `queueManager(_:didSubscribe:to:)` of manager observers.
+    /// - Complexity: O(observers).
+    public func didUnsubscribe(from observable: any GraphObservable) {
+        guard let item = observable as? QueueItem else { return }
+        broadcast(as: (any QueueManagerObserver).self) {
+            $0.queueManager(self, didSubscribe: false, to: item)
+        }
     }
 
     // MARK: - Internals

@@ -26,13 +26,21 @@ public struct StoredQueue: Codable, Equatable, Sendable {
 
 /// One stored item.
 public struct StoredItem: Codable, Equatable, Sendable {
+    /// The identity.
     public var id: ItemID
+    /// The title.
     public var title: String
+    /// Whether it is done.
     public var done: Bool
+    /// Its day.
     public var dayOfTheWeek: Weekday
     /// The 1-based queue position, or `nil` when not queued.
     public var queuePosition: Int?
 
+    /// A stored item with these values.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public init(id: ItemID, title: String, done: Bool, dayOfTheWeek: Weekday, queuePosition: Int?) {
         self.id = id
         self.title = title
@@ -53,6 +61,10 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The file could not be written (the old file, if any, is intact).
     case unwritable(path: String, reason: String)
 
+    /// The message shown to people.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public var description: String {
         switch self {
         case .unreadable(let path, let reason): "cannot read the store \(path): \(reason)"
@@ -84,8 +96,16 @@ public final class InMemoryQueueStore: QueueStore {
         content = GraphLock(queue)
     }
 
+    /// What was saved last, or `nil`.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
     public func load() throws(StoreError) -> StoredQueue? { content.withLock { $0 } }
 
+    /// Keeps `queue`; never fails.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
     public func save(_ queue: StoredQueue) throws(StoreError) {
         content.withLock { $0 = queue }
         saves.withLock { $0 += 1 }
@@ -115,6 +135,12 @@ public final class JSONFileQueueStore: QueueStore {
         self.beforeRename = beforeRename
     }
 
+    /// Reads the file; `nil` when it does not exist.
+    ///
+    /// Thread safety: safe from any thread (reads never see a half-written file).
+    /// Callbacks: none.
+    /// - Throws: `.unreadable`, `.corrupt` or `.newerFormat`; the file is never changed.
+    /// - Complexity: O(file size).
     public func load() throws(StoreError) -> StoredQueue? {
         let path = url.path
         guard FileManager.default.fileExists(atPath: path) else { return nil }
@@ -142,6 +168,11 @@ public final class JSONFileQueueStore: QueueStore {
         }
     }
 
+    /// Writes a temporary file next to the store, then renames it over the store (atomic).
+    ///
+    /// Thread safety: safe from any thread; the last rename wins. Callbacks: none.
+    /// - Throws: `.unwritable`; the old file is intact.
+    /// - Complexity: O(size of the queue).
     public func save(_ queue: StoredQueue) throws(StoreError) {
         let path = url.path
         let encoder = JSONEncoder()

@@ -8,6 +8,7 @@ import ObserverGraph
 /// changes for a table. The view model observes its manager as a tracking observer; when it is
 /// released, its edges disappear from the manager.
 public final class QueueViewModel: GraphTrackingObserver, QueueManagerObserver {
+    /// The node that records the view model's subscription to its manager.
     public let graphNode = GraphNode()
     /// What the screen shows (a new state is delivered only when it differs from the last).
     public let state = ObservableValue<ViewState<[QueueItemSnapshot]>>(.loading, skipsEqualValues: true)
@@ -19,7 +20,10 @@ public final class QueueViewModel: GraphTrackingObserver, QueueManagerObserver {
     private let rule: QueueRule
     private let startDay: Weekday
 
-    /// A view model for the queue kept in `store`.
+    /// A view model for the queue kept in `store`; call `load()` to show it.
+    ///
+    /// Thread safety: for one thread (not `Sendable`). Callbacks: none.
+    /// - Complexity: O(1).
     public init(store: any QueueStore, rule: QueueRule = .doneToday, startDay: Weekday) {
         self.store = store
         self.rule = rule
@@ -27,6 +31,9 @@ public final class QueueViewModel: GraphTrackingObserver, QueueManagerObserver {
     }
 
     /// Loads (or reloads) the queue: `.loading`, then `.result`, `.empty` or `.error`.
+    ///
+    /// Thread safety: the view model's thread. Callbacks: `state` observers.
+    /// - Complexity: O(n log n), n = stored items.
     public func load() {
         state.value = .loading
         do {
@@ -42,19 +49,32 @@ public final class QueueViewModel: GraphTrackingObserver, QueueManagerObserver {
     }
 
     /// Adds an item for `day` (today by default).
+    ///
+    /// Thread safety: the view model's thread. Callbacks: `state` and `rows` observers.
+    /// - Throws: `QueueError` (nothing changes), `.store` when not loaded.
+    /// - Complexity: O(n).
     public func add(title: String, day: Weekday? = nil, done: Bool = true) throws(QueueError) {
         try loaded().add(title: title, day: day, done: done)
     }
 
     /// Deletes an item.
+    ///
+    /// Thread safety: the view model's thread. Callbacks: `state` and `rows` observers.
+    /// - Throws: `QueueError`. - Complexity: O(n).
     public func delete(_ id: ItemID) throws(QueueError) { try loaded().delete(id) }
 
     /// Moves a queued item to a 1-based position.
+    ///
+    /// Thread safety: the view model's thread. Callbacks: `state` and `rows` observers.
+    /// - Throws: `QueueError`. - Complexity: O(n).
     public func move(_ id: ItemID, to position: Int) throws(QueueError) {
         try loaded().move(id, to: position)
     }
 
     /// Flips `done`.
+    ///
+    /// Thread safety: the view model's thread. Callbacks: `state` and `rows` observers.
+    /// - Throws: `QueueError`. - Complexity: O(n).
     public func toggleDone(_ id: ItemID) throws(QueueError) {
         let manager = try loaded()
         guard let item = manager.item(id) else { throw .unknownItem(id) }
@@ -62,8 +82,15 @@ public final class QueueViewModel: GraphTrackingObserver, QueueManagerObserver {
     }
 
     /// Sets an item's day.
+    ///
+    /// Thread safety: the view model's thread. Callbacks: `state` and `rows` observers.
+    /// - Throws: `QueueError`. - Complexity: O(n).
     public func setDay(_ id: ItemID, _ day: Weekday) throws(QueueError) { try loaded().setDay(id, day) }
 
+    /// Refreshes `state` after every change the manager reports.
+    ///
+    /// Thread safety: called by the manager on its thread. Callbacks: `state` observers.
+    /// - Complexity: O(n).
     public func queueManager(_ manager: QueueManager, didReport event: QueueEvent) {
         refresh()
     }

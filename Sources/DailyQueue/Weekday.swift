@@ -27,7 +27,15 @@ public enum Weekday: Int, CaseIterable, Codable, Sendable, Comparable, CustomStr
     /// The three-letter name, e.g. `Tue`.
     public var shortName: String { String(name.prefix(3)) }
 
+    /// The English name.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public var description: String { name }
 
+    /// Monday first.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public static func < (lhs: Weekday, rhs: Weekday) -> Bool { lhs.rawValue < rhs.rawValue }
 }
