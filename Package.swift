@@ -13,13 +13,25 @@ let package = Package(
     name: "ObserverGraph",
     platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6)],
     products: [
-        .library(name: "ObserverGraph", targets: ["ObserverGraph"])
+        .library(name: "ObserverGraph", targets: ["ObserverGraph"]),
+        // Recording observers, a virtual clock and marble diagrams, for tests and demos.
+        .library(name: "ObserverGraphTesting", targets: ["ObserverGraphTesting"]),
     ],
     targets: [
         .target(name: "ObserverGraph", swiftSettings: strictSettings),
+        .target(
+            name: "ObserverGraphTesting",
+            dependencies: ["ObserverGraph"],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "ObserverGraphTests",
             dependencies: ["ObserverGraph"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ObserverGraphTestingTests",
+            dependencies: ["ObserverGraphTesting", "ObserverGraph"],
             swiftSettings: strictSettings
         ),
     ],

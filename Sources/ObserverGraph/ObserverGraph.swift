@@ -409,16 +409,22 @@ extension GraphObservable where Self: GraphObserver {
 
 /// `TypeName@abcd`: the type name and the identity's short id.
 func _graphDefaultDisplayName(_ type: Any.Type, _ id: ObserverID) -> String {
-    String(describing: type) + "@" + _graphShortID(id)
+    String(describing: type) + "@" + id.shortID
 }
 
-/// Four hex digits mixed from the identity's bits: stable, short, not unique.
-func _graphShortID(_ id: ObserverID) -> String {
-    var bits = UInt64(truncatingIfNeeded: id._raw)
-    bits = (bits ^ (bits >> 33)) &* 0xff51_afd7_ed55_8ccd
-    bits ^= bits >> 33
-    let hex = String(bits & 0xffff, radix: 16)
-    return String(repeating: "0", count: 4 - hex.count) + hex
+extension ObserverID {
+    /// Four hex digits mixed from the identity's bits, as in default display names
+    /// (`Wallet@91c0`): stable for the identity, but not unique. For display only.
+    ///
+    /// Thread safety: a pure function of the value. Callbacks: none.
+    /// - Complexity: O(1).
+    public var shortID: String {
+        var bits = UInt64(truncatingIfNeeded: _raw)
+        bits = (bits ^ (bits >> 33)) &* 0xff51_afd7_ed55_8ccd
+        bits ^= bits >> 33
+        let hex = String(bits & 0xffff, radix: 16)
+        return String(repeating: "0", count: 4 - hex.count) + hex
+    }
 }
 
 extension GraphTrackingObserver {

@@ -182,7 +182,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
 
     /// `closure@abcd`: a closure observer in diagrams and graph exports.
     var graphDisplayName: String {
-        "closure@" + _graphShortID(observerID)
+        "closure@" + observerID.shortID
     }
 }
 
