@@ -178,7 +178,9 @@ public struct GraphSnapshot: Sendable, Equatable {
     /// - Complexity: O(n + e + findings).
     public var report: String {
         let consistent = isConsistent ? "consistent" : "INCONSISTENT"
-        var lines = ["\(consistent): \(nodes.count) nodes, \(edges.count) edges"]
+        let nodeCount = nodes.count == 1 ? "1 node" : "\(nodes.count) nodes"
+        let edgeCount = edges.count == 1 ? "1 edge" : "\(edges.count) edges"
+        var lines = ["\(consistent): \(nodeCount), \(edgeCount)"]
         for edge in oneSidedEdges {
             lines.append(
                 "one-sided edge: \(nodes[edge.observable].name) -> \(nodes[edge.observer].name)")

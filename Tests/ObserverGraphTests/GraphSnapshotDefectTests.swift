@@ -32,7 +32,7 @@ struct GraphSnapshotDefectTests {
         #expect(snapshot.violations.count == 1)
         #expect(
             snapshot.report.hasPrefix(
-                "INCONSISTENT: 2 nodes, 1 edges\none-sided edge: store -> screen\nviolation: "))
+                "INCONSISTENT: 2 nodes, 1 edge\none-sided edge: store -> screen\nviolation: "))
         #expect(snapshot.dot.contains(#"n0 -> n1 [penwidth=2, color=red, style=dashed, label="one-sided"];"#))
         #expect(snapshot.mermaid.contains("n0 -.->|one-sided| n1"))
     }

@@ -1,3 +1,4 @@
+import Foundation
 import ObserverGraph
 import Testing
 
@@ -88,6 +89,17 @@ struct GraphSnapshotTests {
                 }
 
                 """)
+        withExtendedLifetime(graph) {}
+    }
+
+    @Test("The README's picture is drawn from this graph's DOT (docs/graph-snapshot.dot)")
+    func readmePicture() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../docs/graph-snapshot.dot").standardized
+        let committed = try String(contentsOf: docs, encoding: .utf8)
+        let graph = SmallGraph()
+        #expect(GraphSnapshot(observables: [graph.wallet]).dot == committed)
+        withExtendedLifetime(graph) {}
     }
 
     @Test("Mermaid of a small known graph")
@@ -116,6 +128,7 @@ struct GraphSnapshotTests {
                 """)
         #expect(snapshot.isConsistent)
         #expect(snapshot.report == "consistent: 8 nodes, 7 edges\nheld by value: logger, held by wallet")
+        withExtendedLifetime(graph) {}
     }
 
     @Test("Nodes, roles and edges; discovery follows edges both ways from any root")
@@ -199,7 +212,7 @@ struct GraphSnapshotTests {
         let payloadName = snapshot.valueObservers[0].ownedObjects[1]
         #expect(
             snapshot.report == """
-                consistent: 2 nodes, 1 edges
+                consistent: 2 nodes, 1 edge
                 dangling: wallet lists a deallocated observer
                 held by value: keeper, held by wallet, keeps alive wallet, \(payloadName) \
                 (retain cycle with wallet)
