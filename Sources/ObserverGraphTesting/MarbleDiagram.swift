@@ -74,10 +74,11 @@ public struct MarbleRow: Hashable, Sendable {
 /// A marble diagram: labelled rows of events on one shared time axis, as text and back.
 ///
 ///     let diagram = try MarbleDiagram(parsing: """
-///         queue     : --[itemA]------->
-///         item.Done : ---T-----F-X->
+///         queue    : []-[itemA]------[]--->
+///         item.Done: ----------T-----F--X->
 ///         """)
-///     print(diagram)    // the same text, aligned
+///     diagram.rows[1].events    // T at step 3, F at step 9, X at step 11
+///     print(diagram)            // the same text
 ///
 /// **Notation** (the source document's, with the choices it leaves open made explicit):
 /// - `-` is one time step in which nothing happens. Step 0 is the first character.
@@ -102,8 +103,8 @@ public struct MarbleRow: Hashable, Sendable {
 ///   count Unicode scalars; wide or composed characters can look misaligned but parse exactly.
 ///
 /// Parsing accepts exactly what rendering produces, plus whitespace around labels (any padding,
-/// trailing spaces on a line, blank lines) and a one-event group `(a)`. So
-/// `MarbleDiagram(parsing: d.text) == d` for every diagram `d`.
+/// trailing spaces on a line, blank lines), a one-event group `(a)`, and brackets around a value
+/// that could stand bare (`[a]`). So `MarbleDiagram(parsing: d.text) == d` for every diagram `d`.
 ///
 /// Thread safety: a value type; `Sendable`. Callbacks: none.
 public struct MarbleDiagram: Hashable, Sendable, CustomStringConvertible {
@@ -151,8 +152,8 @@ public struct MarbleDiagram: Hashable, Sendable, CustomStringConvertible {
 
     /// Checks this diagram against the one `expected` describes, for tests:
     ///
-    ///     try recorder.marbleDiagram().verify(matches: """
-    ///         done : T--F-|->
+    ///     try MarbleDiagram(recorder.marbleRow()).verify(matches: """
+    ///         done: T--F-|->
     ///         """)
     ///
     /// In a throwing Swift Testing test, a mismatch fails the test with both diagrams printed one

@@ -10,7 +10,7 @@ import ObserverGraph
 ///     clock.schedule(at: 3) { done.value = false }        // "at t=3, set done = false"
 ///     clock.schedule(at: 5) { done.finish() }
 ///     clock.run()
-///     recorder.marbleRow { $0 ? "T" : "F" }              // item.Done : T--F-|->
+///     MarbleDiagram(recorder.marbleRow { $0 ? "T" : "F" })   // item.Done: T--F-|->
 ///
 /// Recorders read `now` when an event reaches them, so everything that happens while an action
 /// runs is recorded at that action's step. The clock starts at step 0.

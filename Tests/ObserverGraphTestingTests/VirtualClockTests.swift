@@ -1,3 +1,4 @@
+import ObserverGraph
 import ObserverGraphTesting
 import Testing
 
@@ -37,6 +38,18 @@ struct VirtualClockTests {
         #expect(clock.now == 10 && trace.entries == ["two@2", "five@5"])
         clock.run()
         #expect(clock.now == 10, "run with nothing scheduled does not move time")
+    }
+
+    @Test("The doc comment's example: at t=3, set done = false")
+    func docExample() {
+        let clock = VirtualClock()
+        let done = ObservableValue(true)
+        let recorder = RecordingObserver<Bool>(clock: clock, name: "item.Done")
+        recorder.record(done)
+        clock.schedule(at: 3) { done.value = false }
+        clock.schedule(at: 5) { done.finish() }
+        clock.run()
+        #expect(MarbleDiagram(recorder.marbleRow { $0 ? "T" : "F" }).text == "item.Done: T--F-|->")
     }
 
     @Test("Actions may schedule more; a step in the past means now")
