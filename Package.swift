@@ -14,19 +14,39 @@ let package = Package(
     platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6)],
     products: [
         .library(name: "ObserverGraph", targets: ["ObserverGraph"]),
+        // Recording observers, a virtual clock and marble diagrams, for tests and demos.
+        .library(name: "ObserverGraphTesting", targets: ["ObserverGraphTesting"]),
+        // The reference app: the daily queue manager of the source documents.
         .library(name: "DailyQueue", targets: ["DailyQueue"]),
+        .executable(name: "daily-queue", targets: ["daily-queue"]),
     ],
     targets: [
         .target(name: "ObserverGraph", swiftSettings: strictSettings),
+        .target(
+            name: "ObserverGraphTesting",
+            dependencies: ["ObserverGraph"],
+            swiftSettings: strictSettings
+        ),
         .target(name: "DailyQueue", dependencies: ["ObserverGraph"], swiftSettings: strictSettings),
-        .testTarget(
-            name: "DailyQueueTests",
-            dependencies: ["DailyQueue", "ObserverGraph"],
+        .executableTarget(
+            name: "daily-queue",
+            dependencies: ["DailyQueue", "ObserverGraph", "ObserverGraphTesting"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ObserverGraphTests",
             dependencies: ["ObserverGraph"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ObserverGraphTestingTests",
+            dependencies: ["ObserverGraphTesting", "ObserverGraph"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "DailyQueueTests",
+            // The command-line tests run the built `daily-queue`; depending on it builds it first.
+            dependencies: ["DailyQueue", "ObserverGraph", "ObserverGraphTesting", "daily-queue"],
             swiftSettings: strictSettings
         ),
     ],

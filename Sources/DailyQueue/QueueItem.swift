@@ -98,6 +98,12 @@ public final class QueueItem: GraphObservable, Sendable {
         set { position.withLock { $0 = newValue } }
     }
 
+    /// The item's name in graph pictures: `#3 "Laundry"`.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public var graphDisplayName: String { "\(id) \"\(title)\"" }
+
     /// The item's values now, as a value.
     public var snapshot: QueueItemSnapshot {
         QueueItemSnapshot(id: id, title: title, done: done.value, dayOfTheWeek: dayOfTheWeek.value)

@@ -53,6 +53,12 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
         for item in queued { item.subscribe(self) }
     }
 
+    /// The manager's name in graph pictures, with its day: `queue manager (Tuesday)`.
+    ///
+    /// Thread safety: the manager's thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public var graphDisplayName: String { "queue manager (\(currentDay))" }
+
     /// The stored item with `id`, or `nil`.
     ///
     /// Thread safety: the manager's thread. Callbacks: none.

@@ -247,6 +247,14 @@ public protocol GraphObserver {
     /// disappears because `observable` was deallocated.
     func didUnsubscribe(from observable: any GraphObservable)
 
+    /// A name for this observer in diagrams, graph exports and logs.
+    ///
+    /// Default: the type name and a short id, like `BalanceLabel@3fa2`. The short id is four hex
+    /// digits derived from the identity: stable while the observer lives, but not unique (it is
+    /// for display only). Implement it to give an observer a readable name. The kit calls it with
+    /// no lock held; keep it cheap and free of side effects.
+    var graphDisplayName: String { get }
+
     /// Plumbing: the node of a tracking observer, `nil` for other observers.
     ///
     /// Provided by the kit. Do not implement it.
@@ -273,6 +281,12 @@ public protocol GraphObservable: AnyObject {
     /// Runs on the thread that made the change, with no lock held, after the observer's own
     /// callback. Not called when the edge disappears because the observer was deallocated.
     func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool)
+
+    /// A name for this observable in diagrams, graph exports and logs.
+    ///
+    /// Default: the type name and a short id of its node, like `Wallet@91c0` (see
+    /// `GraphObserver.graphDisplayName`). An object that is observable and observer has one name.
+    var graphDisplayName: String { get }
 }
 
 /// An observer (a class) that also knows every observable it is subscribed to.
@@ -366,6 +380,51 @@ extension GraphObserver where Self: AnyObject {
     /// Thread safety: pure. Callbacks: none.
     /// - Complexity: O(1).
     public var observerID: ObserverID { ObserverID(self) }
+}
+
+extension GraphObserver {
+    /// Default: the type name and a short id of `observerID`, like `BalanceLabel@3fa2`.
+    ///
+    /// Thread safety: pure. Callbacks: none.
+    /// - Complexity: O(length of the type name).
+    public var graphDisplayName: String { _graphDefaultDisplayName(type(of: self), observerID) }
+}
+
+extension GraphObservable {
+    /// Default: the type name and a short id of `graphNode`, like `Wallet@91c0`.
+    ///
+    /// Thread safety: pure. Callbacks: none.
+    /// - Complexity: O(length of the type name).
+    public var graphDisplayName: String { _graphDefaultDisplayName(type(of: self), ObserverID(graphNode)) }
+}
+
+extension GraphObservable where Self: GraphObserver {
+    /// Default for an object that is observable and observer: the type name and a short id of
+    /// `graphNode`, one name for both roles.
+    ///
+    /// Thread safety: pure. Callbacks: none.
+    /// - Complexity: O(length of the type name).
+    public var graphDisplayName: String { _graphDefaultDisplayName(type(of: self), ObserverID(graphNode)) }
+}
+
+/// `TypeName@abcd`: the type name and the identity's short id.
+func _graphDefaultDisplayName(_ type: Any.Type, _ id: ObserverID) -> String {
+    String(describing: type) + "@" + id.shortID
+}
+
+extension ObserverID {
+    /// Four hex digits mixed from the identity's bits, as in default display names
+    /// (`Wallet@91c0`): stable for the identity, but not unique. For display only.
+    ///
+    /// Thread safety: a pure function of the value. Callbacks: none.
+    /// - Complexity: O(1).
+    public var shortID: String {
+        var bits = UInt64(truncatingIfNeeded: _raw)
+        bits = (bits ^ (bits >> 33)) &* 0xff51_afd7_ed55_8ccd
+        bits ^= bits >> 33
+        let hex = String(bits & 0xffff, radix: 16)
+        return String(repeating: "0", count: 4 - hex.count) + hex
+    }
 }
 
 extension GraphTrackingObserver {
@@ -1047,13 +1106,12 @@ extension GraphNode {
     /// Callbacks: none.
     /// - Complexity: O(n + e), n = nodes, e = edges among them.
     public static func consistencyViolations(among nodes: [GraphNode]) -> [String] {
-        var unique: [ObjectIdentifier: GraphNode] = [:]
-        for node in nodes { unique[ObjectIdentifier(node)] = node }
-        let ordered = unique.keys.sorted().map { unique[$0]! }
-        var states: [_NodeState] = []
-        states.reserveCapacity(ordered.count)
-        _captureLocked(ordered, from: 0, into: &states)
+        let ordered = _inLockOrder(nodes)
+        return _violations(among: ordered, states: _captureLocked(ordered))
+    }
 
+    /// The violations `consistencyViolations(among:)` reports, found in states captured together.
+    static func _violations(among ordered: [GraphNode], states: [_NodeState]) -> [String] {
         var byKey: [ObserverID: _NodeState] = [:]
         for (node, state) in zip(ordered, states) { byKey[ObserverID(node)] = state }
         var problems: [String] = []
@@ -1081,12 +1139,33 @@ extension GraphNode {
         return problems
     }
 
-    /// Copies the states of `nodes` while holding all of their locks at once.
-    private static func _captureLocked(_ nodes: [GraphNode], from i: Int, into states: inout [_NodeState]) {
-        guard i < nodes.count else { return }
+    /// `nodes` without duplicates, sorted by address: the order in which to lock several nodes.
+    static func _inLockOrder(_ nodes: [GraphNode]) -> [GraphNode] {
+        var unique: [ObjectIdentifier: GraphNode] = [:]
+        for node in nodes { unique[ObjectIdentifier(node)] = node }
+        return unique.keys.sorted().map { unique[$0]! }
+    }
+
+    /// Copies the states of `nodes` (in lock order, see `_inLockOrder`) while holding all of their
+    /// locks at once: one consistent cut. `whileLocked` runs with the copies before any lock is
+    /// released; it must not call user code or release objects (carry them out instead).
+    static func _captureLocked(
+        _ nodes: [GraphNode], whileLocked: ([_NodeState]) -> Void = { _ in }
+    ) -> [_NodeState] {
+        var states: [_NodeState] = []
+        states.reserveCapacity(nodes.count)
+        _captureLocked(nodes, from: 0, into: &states, whileLocked)
+        return states
+    }
+
+    private static func _captureLocked(
+        _ nodes: [GraphNode], from i: Int, into states: inout [_NodeState],
+        _ whileLocked: ([_NodeState]) -> Void
+    ) {
+        guard i < nodes.count else { return whileLocked(states) }
         nodes[i]._state.withLock { state in
             states.append(state)
-            _captureLocked(nodes, from: i + 1, into: &states)
+            _captureLocked(nodes, from: i + 1, into: &states, whileLocked)
         }
     }
 }

@@ -179,6 +179,11 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     var _isClosed: Bool {
         state.withLock { $0.handler == nil }
     }
+
+    /// `closure@abcd`: a closure observer in diagrams and graph exports.
+    var graphDisplayName: String {
+        "closure@" + observerID.shortID
+    }
 }
 
 struct _SinkState<Value: Sendable> {

@@ -278,6 +278,35 @@ struct CoreBasicsTests {
         #expect(ids[0].description.hasPrefix("ObserverID(0x"))
     }
 
+    @Test("Display names: type name and short id by default, one name per object, custom names win")
+    func displayNames() {
+        func isDefault(_ name: String, of type: String) -> Bool {
+            let parts = name.split(separator: "@", omittingEmptySubsequences: false)
+            return parts.count == 2 && parts[0] == type && parts[1].count == 4
+                && parts[1].allSatisfy { "0123456789abcdef".contains($0) }
+        }
+        let subject = Subject("O")
+        let watcher = Watcher("W")
+        let tracker = Tracker("T")
+        let hub = Hub("H")
+        let value = ValueWatcher(name: "V", log: EventLog())
+        #expect(isDefault(subject.graphDisplayName, of: "Subject"))
+        #expect(isDefault(watcher.graphDisplayName, of: "Watcher"))
+        #expect(isDefault(tracker.graphDisplayName, of: "Tracker"))
+        #expect(isDefault(hub.graphDisplayName, of: "Hub"))
+        #expect(isDefault(value.graphDisplayName, of: "ValueWatcher"))
+        #expect(value.graphDisplayName == value.graphDisplayName, "a copy keeps its identity and name")
+        #expect((hub as any GraphObserver).graphDisplayName == (hub as any GraphObservable).graphDisplayName)
+        #expect(LedgerTracker(index: 1, ledger: Counters()).graphDisplayName.hasPrefix("LedgerTracker@"))
+        #expect((CustomNamed() as any GraphObservable).graphDisplayName == "the queue")
+        #expect((CustomNamed() as any GraphObserver).graphDisplayName == "the queue")
+        let credits = ObservableValue(0)
+        let token = credits.observe { _ in }
+        #expect(isDefault(credits.observers[0].graphDisplayName, of: "closure"))
+        #expect(isDefault(credits.graphDisplayName, of: "ObservableValue<Int>"))
+        token.cancel()
+    }
+
     @Test("GraphLock serializes its bodies and shares state between copies")
     func graphLock() {
         let lock = GraphLock(0)
@@ -287,4 +316,9 @@ struct CoreBasicsTests {
         }
         #expect(lock.withLock { $0 } == 40_000)
     }
+}
+
+private final class CustomNamed: GraphObservable, GraphTrackingObserver {
+    let graphNode = GraphNode()
+    var graphDisplayName: String { "the queue" }
 }

@@ -1,0 +1,70 @@
+/// A command line split into words and `--options`, with no dependency: options may come before
+/// or after the arguments.
+struct Arguments {
+    /// The words that are not options, in order.
+    private(set) var words: [String]
+    /// Options with a value (`--store PATH`, `--day DAY`).
+    private(set) var values: [String: String]
+    /// Options without a value (`--done`, `--all`, `--help`).
+    private(set) var flags: Set<String>
+
+    /// Options that take a value; every other `--option` is a flag.
+    static let valued: Set<String> = ["--store", "--day"]
+
+    init(_ raw: [String]) throws(UsageError) {
+        var words: [String] = []
+        var values: [String: String] = [:]
+        var flags = Set<String>()
+        var index = 0
+        while index < raw.count {
+            let word = raw[index]
+            index += 1
+            if word == "-h" {
+                flags.insert("--help")
+            } else if word.hasPrefix("--") {
+                if let equals = word.firstIndex(of: "=") {
+                    values[String(word[..<equals])] = String(word[word.index(after: equals)...])
+                } else if Self.valued.contains(word) {
+                    guard index < raw.count else { throw UsageError("\(word) needs a value") }
+                    values[word] = raw[index]
+                    index += 1
+                } else {
+                    flags.insert(word)
+                }
+            } else {
+                words.append(word)
+            }
+        }
+        self.words = words
+        self.values = values
+        self.flags = flags
+    }
+
+    /// Removes and returns the first word (the command).
+    mutating func popCommand() -> String? {
+        words.isEmpty ? nil : words.removeFirst()
+    }
+
+    /// Fails unless exactly `count` words are left; `names` name them in the message.
+    func expect(_ names: String..., command: String) throws(UsageError) {
+        guard words.count == names.count else {
+            let usage = names.map { "<\($0)>" }.joined(separator: " ")
+            throw UsageError(
+                "\(command) takes \(names.isEmpty ? "no arguments" : usage), got \(words.count) argument(s)")
+        }
+    }
+
+    /// Fails if an option not in `allowed` was given.
+    func allow(_ allowed: Set<String>, command: String) throws(UsageError) {
+        let given = Set(values.keys).union(flags).subtracting(["--help", "--store"])
+        if let unknown = given.subtracting(allowed).sorted().first {
+            throw UsageError("\(command) does not take \(unknown)")
+        }
+    }
+}
+
+/// A mistake in how the tool was called (exit code 2).
+struct UsageError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
