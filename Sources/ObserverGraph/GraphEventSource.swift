@@ -158,6 +158,25 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         return committed
     }
 
+    /// Optimistic read-modify-write, the one loop every compound change uses: `body` gets the
+    /// current value with no lock held and returns the value to store (`nil`: nothing changes)
+    /// and a result. The new value is committed only if no other change landed meanwhile;
+    /// otherwise `body` runs again on the newer value. After termination the change is dropped.
+    /// Returns the result of the run that counted.
+    func _readModifyWrite<Result>(_ body: (Value) throws -> (newValue: Value?, result: Result)) rethrows
+        -> Result
+    {
+        while true {
+            let (current, version) = _snapshot()
+            let (newValue, result) = try body(current)
+            guard let newValue else {
+                if _snapshot().version == version { return result }
+                continue
+            }
+            if _commit(newValue, ifVersion: version) { return result }
+        }
+    }
+
     /// Changes the current value in place under the lock and, when `body` says it changed,
     /// queues the new value as an event. `body` must not run user code; what it returns is
     /// released by the caller, after unlocking. Returns `nil` if the source has terminated.

@@ -141,18 +141,13 @@ extension ObservableArray {
     /// - Complexity: O(n log n) for the changeset plus what `body` does, n = count.
     @discardableResult
     public func batch<Result>(_ body: (inout ArrayBatch<Element>) throws -> Result) rethrows -> Result {
-        while true {
-            let (current, version) = _snapshot()
+        try _readModifyWrite { current in
             var batch = ArrayBatch(current.array)
             let result = try body(&batch)
             let changeset = batch.changeset
-            if changeset.isEmpty {
-                if _snapshot().version == version { return result }
-                continue
-            }
-            if _commit(ArrayChange(array: batch.elements, changeset: changeset), ifVersion: version) {
-                return result
-            }
+            return (
+                changeset.isEmpty ? nil : ArrayChange(array: batch.elements, changeset: changeset), result
+            )
         }
     }
 }

@@ -231,17 +231,12 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// from the old content to the new (outside the lock, retried if another mutation landed
     /// meanwhile). Delivers nothing when nothing changed.
     func replace(with elements: [Element], diff: ([Element], [Element]) -> ArrayChangeset) -> Bool {
-        while true {
-            let (current, version) = _snapshot()
+        _readModifyWrite { current in
             let changeset = diff(current.array, elements)
-            if changeset.isEmpty && current.array.count == elements.count {
-                if _snapshot().version == version { return terminalEvent == nil }
-                continue
-            }
-            if _commit(ArrayChange(array: elements, changeset: changeset), ifVersion: version) {
-                return terminalEvent == nil
-            }
+            let unchanged = changeset.isEmpty && current.array.count == elements.count
+            return (unchanged ? nil : ArrayChange(array: elements, changeset: changeset), ())
         }
+        return terminalEvent == nil
     }
 
     /// In-place mutation under the lock; `body` returns whether it changed the array.

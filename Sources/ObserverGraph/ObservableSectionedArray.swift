@@ -386,17 +386,12 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     public func batch<Result>(_ body: (inout SectionedBatch<Metadata, Item>) throws -> Result) rethrows
         -> Result
     {
-        while true {
-            let (current, version) = _snapshot()
+        try _readModifyWrite { current in
             var batch = SectionedBatch(current.sections)
             let result = try body(&batch)
             let changeset = batch.changeset
-            if changeset.isEmpty {
-                if _snapshot().version == version { return result }
-                continue
-            }
-            let change = SectionedArrayChange(sections: batch.sections, changeset: changeset)
-            if _commit(change, ifVersion: version) { return result }
+            guard !changeset.isEmpty else { return (nil, result) }
+            return (SectionedArrayChange(sections: batch.sections, changeset: changeset), result)
         }
     }
 

@@ -69,16 +69,11 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     /// - Complexity: O(1) per attempt plus the delivery to n observers, O(n).
     @discardableResult
     public func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        while true {
-            let (seen, version) = _snapshot()
+        try _readModifyWrite { seen in
             var proposed = seen
             let result = try body(&proposed)
-            if let isEqual, isEqual(seen, proposed) {
-                // Unchanged: nothing to deliver, provided nobody changed it meanwhile.
-                if _snapshot().version == version { return result }
-                continue
-            }
-            if _commit(proposed, ifVersion: version) { return result }
+            if let isEqual, isEqual(seen, proposed) { return (nil, result) }
+            return (proposed, result)
         }
     }
 }
