@@ -65,7 +65,8 @@ public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
     case badPosition(Int, count: Int)
     /// The title is empty.
     case emptyTitle
-    /// The store refused; the in-memory state was left as the store has it.
+    /// The store refused to save. The change was made in memory (the queue shows it) but not
+    /// stored: the store keeps its previous content, never a half-written one.
     case store(StoreError)
 
     /// The message shown to people.

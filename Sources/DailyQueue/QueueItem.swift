@@ -6,6 +6,9 @@ public struct ItemID: Hashable, Codable, Comparable, Sendable, CustomStringConve
     public let rawValue: Int
 
     /// The item id `rawValue`.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public init(_ rawValue: Int) { self.rawValue = rawValue }
 
     /// Decodes the bare number.
@@ -82,6 +85,9 @@ public final class QueueItem: GraphObservable, Sendable {
     private let forwarding = TokenBag()
 
     /// An item with the given values.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
     public init(id: ItemID, title: String, done: Bool, dayOfTheWeek: Weekday, queuePosition: Int? = nil) {
         self.id = id
         self.title = title
@@ -93,6 +99,9 @@ public final class QueueItem: GraphObservable, Sendable {
     }
 
     /// The 1-based position in the queue, or `nil` when not queued. Set by the queue manager.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
     public internal(set) var queuePosition: Int? {
         get { position.withLock { $0 } }
         set { position.withLock { $0 = newValue } }
@@ -105,6 +114,9 @@ public final class QueueItem: GraphObservable, Sendable {
     public var graphDisplayName: String { "\(id) \"\(title)\"" }
 
     /// The item's values now, as a value.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
     public var snapshot: QueueItemSnapshot {
         QueueItemSnapshot(id: id, title: title, done: done.value, dayOfTheWeek: dayOfTheWeek.value)
     }

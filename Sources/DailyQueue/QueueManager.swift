@@ -29,6 +29,17 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     public private(set) var currentDay: Weekday
     private var nextID: Int
     private let store: any QueueStore
+    /// A save that failed while reacting to an item change, to be reported by the operation
+    /// that made the change.
+    private var failedSave: QueueError?
+
+    /// The last save that failed while the manager reacted to a change made directly on an item
+    /// (not through the manager); `nil` once a later save succeeds. Changes made through the
+    /// manager's methods throw instead.
+    ///
+    /// Thread safety: the manager's thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public private(set) var lastSaveFailure: QueueError?
 
     /// Loads the queue from `store` (or starts an empty one for `startDay`), restoring items,
     /// positions and the manager's subscriptions to the queued items.
@@ -202,7 +213,12 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
         guard item.queuePosition != nil, !qualifies(item) else { return }
         let position = item.queuePosition!
         dequeue(item)
-        try? save()
+        do {
+            try save()
+        } catch {
+            failedSave = error
+            lastSaveFailure = error
+        }
         report(.left(item.snapshot, position: position, because: change.description))
     }
 
@@ -238,7 +254,15 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     /// and was not queued; leaving is handled by `item(_:didChange:)`.
     private func change(_ item: QueueItem, because reason: String, _ body: () -> Void) throws(QueueError) {
         let wasQueued = item.queuePosition != nil
+        let before = item.snapshot
+        failedSave = nil
         body()
+        // The item's own callback may already have taken it out of the queue and saved.
+        if let failure = failedSave {
+            failedSave = nil
+            throw failure
+        }
+        guard item.snapshot != before else { return }  // unchanged: nothing to save or report
         if !wasQueued && qualifies(item) {
             enqueue(item)
             try save()
@@ -277,6 +301,7 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
             })
         do {
             try store.save(stored)
+            lastSaveFailure = nil
         } catch {
             throw .store(error)
         }

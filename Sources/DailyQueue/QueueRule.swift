@@ -9,17 +9,26 @@ public struct QueueRule: Sendable {
     private let test: @Sendable (QueueItemSnapshot, Weekday) -> Bool
 
     /// A rule named `name` that keeps an item when `qualifies(item, currentDay)` is true.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public init(name: String, qualifies: @escaping @Sendable (QueueItemSnapshot, Weekday) -> Bool) {
         self.name = name
         self.test = qualifies
     }
 
     /// Whether `item` belongs in the queue when the current day is `day`.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: the rule's closure.
+    /// - Complexity: that of the closure.
     public func qualifies(_ item: QueueItemSnapshot, on day: Weekday) -> Bool {
         test(item, day)
     }
 
     /// The source document's rule: done, and due on the current day.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public static let doneToday = QueueRule(name: "done and due today") { item, day in
         item.done && item.dayOfTheWeek == day
     }

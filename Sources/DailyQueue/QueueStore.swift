@@ -16,6 +16,9 @@ public struct StoredQueue: Codable, Equatable, Sendable {
     public var items: [StoredItem]
 
     /// An empty queue for `currentDay`.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public init(currentDay: Weekday, nextID: Int = 1, items: [StoredItem] = []) {
         self.formatVersion = StoredQueue.currentFormatVersion
         self.currentDay = currentDay
@@ -92,6 +95,9 @@ public final class InMemoryQueueStore: QueueStore {
     private let saves = GraphLock(0)
 
     /// A store holding `queue` (or nothing).
+    ///
+    /// Thread safety: the store is `Sendable`. Callbacks: none.
+    /// - Complexity: O(1).
     public init(_ queue: StoredQueue? = nil) {
         content = GraphLock(queue)
     }
@@ -112,6 +118,9 @@ public final class InMemoryQueueStore: QueueStore {
     }
 
     /// How many times `save` was called.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
     public var saveCount: Int { saves.withLock { $0 } }
 }
 
@@ -126,6 +135,9 @@ public final class JSONFileQueueStore: QueueStore {
     let beforeRename: (@Sendable () throws -> Void)?
 
     /// A store in the file at `url` (created on the first save).
+    ///
+    /// Thread safety: the store is `Sendable`. Callbacks: none.
+    /// - Complexity: O(1); nothing is read until `load()`.
     public convenience init(url: URL) {
         self.init(url: url, beforeRename: nil)
     }

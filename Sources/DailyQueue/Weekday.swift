@@ -5,6 +5,9 @@ public enum Weekday: Int, CaseIterable, Codable, Sendable, Comparable, CustomStr
 
     /// Parses a day name: full (`Tuesday`), three letters (`tue`) or a number (1 = Monday … 7 =
     /// Sunday), any capitalization. `nil` for anything else.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public init?(parsing text: String) {
         let key = text.lowercased()
         if let number = Int(key), let day = Weekday(rawValue: number) {
@@ -20,11 +23,17 @@ public enum Weekday: Int, CaseIterable, Codable, Sendable, Comparable, CustomStr
     }
 
     /// The day's English name, e.g. `Tuesday`.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public var name: String {
         ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"][rawValue - 1]
     }
 
     /// The three-letter name, e.g. `Tue`.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public var shortName: String { String(name.prefix(3)) }
 
     /// The English name.

@@ -56,12 +56,13 @@ public struct ArrayChangeset: Hashable, Sendable, CustomStringConvertible {
         self.moves = moves.sorted { $0.to < $1.to }
     }
 
-    /// Everything removed and everything inserted: what a full reload looks like.
+    /// Everything removed and everything inserted: what a full reload looks like. A negative
+    /// count counts as 0.
     ///
     /// Thread safety: a value. Callbacks: none.
     /// - Complexity: O(oldCount + newCount).
     public static func reload(oldCount: Int, newCount: Int) -> ArrayChangeset {
-        ArrayChangeset(deletes: Array(0..<oldCount), inserts: Array(0..<newCount))
+        ArrayChangeset(deletes: Array(0..<max(0, oldCount)), inserts: Array(0..<max(0, newCount)))
     }
 
     /// Whether nothing changed.
@@ -94,6 +95,9 @@ public struct ArrayChangeset: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: `ArrayChangesetError` naming the first rule broken.
     /// - Complexity: O(oldCount + newCount + k).
     public func validate(oldCount: Int, newCount: Int) throws(ArrayChangesetError) {
+        guard oldCount >= 0 && newCount >= 0 else {
+            throw ArrayChangesetError(problem: "counts cannot be negative (old \(oldCount), new \(newCount))")
+        }
         var oldUse = [UInt8](repeating: 0, count: oldCount)  // 1 deleted, 2 moved, 3 updated
         func claim(_ index: Int, _ use: UInt8, _ what: String) throws(ArrayChangesetError) {
             guard index >= 0 && index < oldCount else {

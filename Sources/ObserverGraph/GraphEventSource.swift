@@ -33,6 +33,14 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         pipeline = GraphLock(_SourceState(current: current))
     }
 
+    /// A source that goes away without terminating ends its streams with `.finished`, so that no
+    /// observer (an async loop, say) waits for it forever. Nothing is draining at this point: a
+    /// drain keeps its source alive.
+    deinit {
+        guard pipeline.withLock({ $0.terminal }) == nil else { return }
+        broadcast(as: _EventSink<Value>.self) { $0.deliver(.finished) }
+    }
+
     /// Observes the events of this source with a closure, until the returned token is cancelled
     /// or deallocated.
     ///
@@ -45,18 +53,20 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     public func observe(
         on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
     ) -> SubscriptionToken {
-        let (sink, mustDrain) = pipeline.withLock { state in
+        let (sink, mustDrain, sweepDue) = pipeline.withLock { state in
             let sink = _EventSink(
                 firstSequence: state.takeSequence(), queue: queue, handler: handler, source: self)
             if let terminal = state.terminal {
-                return (sink, state.enqueue(.replay(terminal, to: sink)))
+                return (sink, state.enqueue(.replay(terminal, to: sink)), false)
             }
             // Joining and queueing the first event in one critical section: no send can slip
-            // between them. The callbacks this fires are the kit's own (no-ops).
-            subscribe(sink)
-            guard let current = state.current else { return (sink, false) }
-            return (sink, state.enqueue(.replay(.value(_replayValue(current)), to: sink)))
+            // between them. The callbacks this fires are the kit's own (no-ops); the sweep for
+            // deallocated observers, which may release objects, runs after unlocking.
+            let sweepDue = _subscribeDeferringSweep(sink).sweepDue
+            guard let current = state.current else { return (sink, false, sweepDue) }
+            return (sink, state.enqueue(.replay(.value(_replayValue(current)), to: sink)), sweepDue)
         }
+        if sweepDue { graphNode._sweepDeadObservers() }
         if mustDrain { _drain() }
         return SubscriptionToken(sink)
     }
@@ -139,41 +149,46 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         pipeline.withLock { ($0.current!, $0.version) }
     }
 
-    /// Stores `newValue` and queues its delivery if the value is still at `version`. Returns
-    /// `false` when another change landed meanwhile (try again), and `true` when committed or
-    /// when the source has terminated (the change is dropped). The replaced value is released
-    /// after unlocking.
-    func _commit(_ newValue: Value, ifVersion version: UInt64) -> Bool {
-        let (committed, replaced, mustDrain) = pipeline.withLock { state -> (Bool, Value?, Bool) in
-            guard state.terminal == nil else { return (true, nil, false) }
-            guard state.version == version else { return (false, nil, false) }
+    /// Stores `newValue` and queues its delivery if the value is still at `version`: `.stale`
+    /// when another change landed meanwhile (try again), `.terminated` when the source has
+    /// terminated (the change is dropped). The replaced value is released after unlocking.
+    func _commit(_ newValue: Value, ifVersion version: UInt64) -> _CommitOutcome {
+        let (outcome, replaced, mustDrain) = pipeline.withLock { state -> (_CommitOutcome, Value?, Bool) in
+            guard state.terminal == nil else { return (.terminated, nil, false) }
+            guard state.version == version else { return (.stale, nil, false) }
             let replaced = state.current
             state.current = newValue
             state.version &+= 1
             let mustDrain = state.enqueue(.broadcast(.value(newValue), sequence: state.takeSequence()))
-            return (true, replaced, mustDrain)
+            return (.committed, replaced, mustDrain)
         }
         withExtendedLifetime(replaced) {}
         if mustDrain { _drain() }
-        return committed
+        return outcome
     }
 
     /// Optimistic read-modify-write, the one loop every compound change uses: `body` gets the
     /// current value with no lock held and returns the value to store (`nil`: nothing changes)
     /// and a result. The new value is committed only if no other change landed meanwhile;
     /// otherwise `body` runs again on the newer value. After termination the change is dropped.
-    /// Returns the result of the run that counted.
+    /// Returns the result of the run that counted, and `accepted == false` when the source had
+    /// terminated (the change was dropped). Check and commit happen in one critical section.
     func _readModifyWrite<Result>(_ body: (Value) throws -> (newValue: Value?, result: Result)) rethrows
-        -> Result
+        -> (result: Result, accepted: Bool)
     {
         while true {
             let (current, version) = _snapshot()
             let (newValue, result) = try body(current)
             guard let newValue else {
-                if _snapshot().version == version { return result }
+                let now = pipeline.withLock { ($0.version, $0.terminal == nil) }
+                if now.0 == version { return (result, now.1) }
                 continue
             }
-            if _commit(newValue, ifVersion: version) { return result }
+            switch _commit(newValue, ifVersion: version) {
+            case .committed: return (result, true)
+            case .terminated: return (result, false)
+            case .stale: continue
+            }
         }
     }
 
@@ -214,6 +229,11 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             if sink.firstSequence < sequence { sink.deliver(event) }
         }
     }
+}
+
+/// What an optimistic commit did.
+enum _CommitOutcome {
+    case committed, stale, terminated
 }
 
 /// What the drain loop does next.
@@ -260,11 +280,16 @@ struct _SourceState<Value: Sendable> {
     /// caller, after unlocking); `nil` when the queue is empty, which ends the drain.
     mutating func next() -> _SourceAction<Value>? {
         if head < pending.count {
-            defer {
-                pending[head] = nil
-                head += 1
+            let action = pending[head]
+            pending[head] = nil
+            head += 1
+            // Under steady load the queue may never run empty: drop the delivered prefix now
+            // and then, so it stays as long as what is waiting (amortized O(1)).
+            if head >= 64 && head * 2 >= pending.count {
+                pending.removeFirst(head)
+                head = 0
             }
-            return pending[head]
+            return action
         }
         pending.removeAll(keepingCapacity: pending.count <= 64)
         head = 0

@@ -148,6 +148,6 @@ extension ObservableArray {
             return (
                 changeset.isEmpty ? nil : ArrayChange(array: batch.elements, changeset: changeset), result
             )
-        }
+        }.result
     }
 }

@@ -90,12 +90,14 @@ extension ObservableArray {
         replace(with: change.array.map(transform))
     }
 
-    /// Keeps `handler` subscribed to `upstream` for as long as this array is alive.
-    func follow<Source>(
-        _ upstream: ObservableArray<Source>, _ handler: @escaping @Sendable (ArrayChange<Source>) -> Void
+    /// Keeps `handler` subscribed to `upstream`, and `upstream` itself alive, for as long as
+    /// this array is alive: a chain `a.map(f).filter(g)` keeps its middle link. (The upstream
+    /// holds this array only weakly, so there is no cycle.)
+    func follow<Source: Sendable>(
+        _ upstream: GraphEventSource<Source>, _ handler: @escaping @Sendable (Source) -> Void
     ) {
         let token = upstream.observeValues(handler)
-        upstream_.withLock { $0.append(token) }
+        upstreams.withLock { $0 += [token, upstream] }
     }
 }
 
@@ -109,8 +111,7 @@ extension ObservableArray where Element: Equatable {
     /// - Complexity: per upstream value, see `ArrayChangeset.diff(from:to:)`.
     public convenience init(diffing upstream: GraphEventSource<[Element]>) {
         self.init()
-        let token = upstream.observeValues { [weak self] array in self?.replace(with: array) }
-        upstream_.withLock { $0.append(token) }
+        follow(upstream) { [weak self] array in self?.replace(with: array) }
     }
 
     /// The same, matching elements by identity (a matched element with a new value is an update).
@@ -121,9 +122,7 @@ extension ObservableArray where Element: Equatable {
         diffing upstream: GraphEventSource<[Element]>, identifiedBy id: @escaping @Sendable (Element) -> ID
     ) {
         self.init()
-        let token = upstream.observeValues { [weak self] array in self?.replace(with: array, identifiedBy: id)
-        }
-        upstream_.withLock { $0.append(token) }
+        follow(upstream) { [weak self] array in self?.replace(with: array, identifiedBy: id) }
     }
 }
 

@@ -18,8 +18,8 @@
 public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayChange<Element>>,
     @unchecked Sendable
 {
-    /// Subscriptions this array follows (derived arrays); released with the array.
-    let upstream_ = GraphLock<[SubscriptionToken]>([])
+    /// What a derived array follows (tokens and the upstream sources); released with it.
+    let upstreams = GraphLock<[AnyObject]>([])
 
     /// An observable array holding `elements`.
     ///
@@ -235,8 +235,7 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
             let changeset = diff(current.array, elements)
             let unchanged = changeset.isEmpty && current.array.count == elements.count
             return (unchanged ? nil : ArrayChange(array: elements, changeset: changeset), ())
-        }
-        return terminalEvent == nil
+        }.accepted
     }
 
     /// In-place mutation under the lock; `body` returns whether it changed the array.

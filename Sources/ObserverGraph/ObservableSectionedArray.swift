@@ -392,7 +392,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
             let changeset = batch.changeset
             guard !changeset.isEmpty else { return (nil, result) }
             return (SectionedArrayChange(sections: batch.sections, changeset: changeset), result)
-        }
+        }.result
     }
 
     /// Appends a section: `sections: inserts [count]`.
@@ -491,13 +491,22 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     private func typed(
         _ body: (inout SectionedBatch<Metadata, Item>) throws(ObservableArrayError) -> Void
     ) throws(ObservableArrayError) {
-        guard terminalEvent == nil else { throw .terminated }
+        let accepted: Bool
         do {
-            try batch { batch in try body(&batch) }
+            accepted = try _readModifyWrite { current in
+                var batch = SectionedBatch(current.sections)
+                try body(&batch)
+                let changeset = batch.changeset
+                guard !changeset.isEmpty else { return (nil, ()) }
+                return (SectionedArrayChange(sections: batch.sections, changeset: changeset), ())
+            }.accepted
         } catch let error as ObservableArrayError {
             throw error
         } catch {
             preconditionFailure("unreachable: the body throws ObservableArrayError only")
         }
+        // Decided in the same critical section as the commit: a termination that lands first is
+        // reported, never a silently dropped change.
+        guard accepted else { throw .terminated }
     }
 }

@@ -74,6 +74,6 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
             let result = try body(&proposed)
             if let isEqual, isEqual(seen, proposed) { return (nil, result) }
             return (proposed, result)
-        }
+        }.result
     }
 }

@@ -142,6 +142,24 @@ public struct GraphLock<State> {
 
 extension GraphLock: @unchecked Sendable where State: Sendable {}
 
+extension GraphLock {
+    /// Takes the lock without a scope: for holding many locks at once (in a fixed order). Every
+    /// call must be paired with `_unlockUnscoped()` on the same thread.
+    func _lockUnscoped() {
+        _buffer.withUnsafeMutablePointerToElements { _graphLock($0) }
+    }
+
+    /// Releases a lock taken with `_lockUnscoped()`.
+    func _unlockUnscoped() {
+        _buffer.withUnsafeMutablePointerToElements { _graphUnlock($0) }
+    }
+
+    /// A copy of the state; only while holding the lock.
+    var _stateWhileLocked: State {
+        _buffer.withUnsafeMutablePointerToHeader { $0.pointee }
+    }
+}
+
 /// An opaque number identifying the calling thread, for reentrancy bookkeeping.
 @usableFromInline
 func _currentThreadID() -> UInt {
@@ -509,6 +527,17 @@ extension GraphObservable {
     ///   observers, and the first change made while a broadcast is running copies the list).
     @discardableResult
     public func subscribe<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
+        let (added, sweepDue) = _subscribeDeferringSweep(observer)
+        if sweepDue { graphNode._sweepDeadObservers() }
+        return added ? observer : nil
+    }
+
+    /// `subscribe` without the occasional sweep for deallocated observers, which the caller must
+    /// run (after unlocking, if it holds a lock of its own) when `sweepDue` is true: the sweep
+    /// loads weak references, and releasing what it loaded may run a deinit.
+    func _subscribeDeferringSweep<Observer: GraphObserver>(_ observer: Observer) -> (
+        added: Bool, sweepDue: Bool
+    ) {
         let node = graphNode
         let outcome: _InsertOutcome
         if let trackerNode = observer._graphTrackingNodeOrCast {
@@ -542,11 +571,10 @@ extension GraphObservable {
                 $0.observers.insert(key: key, object: object, flags: flags, box: box)
             }
         }
-        guard case .inserted(let sweepDue) = outcome else { return nil }
+        guard case .inserted(let sweepDue) = outcome else { return (false, false) }
         observer.didSubscribe(to: self)
         self.observer(observer, didSubscribe: true)
-        if sweepDue { node._sweepDeadObservers() }
-        return observer
+        return (true, sweepDue)
     }
 
     /// Removes `observer`.
@@ -593,7 +621,10 @@ extension GraphObservable {
         let node = graphNode
         var detached = node._state.withLock { $0.observers.detachAll() }
         for i in detached.indices where !detached[i].removed {
-            let trackerNode = _graphTracker(detached[i].object).graphNode
+            guard
+                let trackerNode = _graphObserver(detached[i].object, bits: detached[i].bits)
+                    ._graphTrackingNodeOrCast
+            else { continue }
             let edge = GraphNode._detachEdge(observable: node, tracker: trackerNode)
             detached[i].removed = edge != nil
             withExtendedLifetime(edge) {}
@@ -695,8 +726,9 @@ public final class GraphNode: @unchecked Sendable {
         let selfKey = ObserverID(self)
         let (observers, subscriptions) = _state.withLock { ($0.observers.slots, $0.subscriptions.slots) }
         for slot in observers where slot.bits & _SlotFlags.tracking != 0 {
-            guard let object = slot.object else { continue }
-            let trackerNode = _graphTracker(object).graphNode
+            guard let object = slot.object,
+                let trackerNode = _graphObserver(object, bits: slot.bits)._graphTrackingNodeOrCast
+            else { continue }
             let removed = trackerNode._state.withLock { $0.subscriptions.remove(key: selfKey) }
             withExtendedLifetime(removed) {}
         }
@@ -747,8 +779,12 @@ public final class GraphNode: @unchecked Sendable {
         for position in slots.indices where slots[position].bits != 0 && slots[position].object == nil {
             dead.append(_DeadEntry(position: position, bits: slots[position].bits))
         }
-        guard !dead.isEmpty else { return }
-        _state.withLock { $0.observers.dropDead(dead, layout: layout) }
+        _state.withLock { state in
+            if !dead.isEmpty { state.observers.dropDead(dead, layout: layout) }
+            // The next sweep is due when the registry has doubled from its LIVE size, so dead
+            // entries can never outnumber live ones by much, whatever the history.
+            state.observers.sweepMark = max(64, 2 * (state.observers.slots.count - state.observers.vacant))
+        }
     }
 
     @inlinable
@@ -1042,7 +1078,7 @@ struct _Registry {
         kept.reserveCapacity(slots.count - vacant)
         for slot in slots where slot.bits != 0 { kept.append(slot) }
         slots = kept
-        index.removeAll(keepingCapacity: true)
+        index.removeAll(keepingCapacity: index.capacity <= 4 * slots.count)
         for position in slots.indices { index[slots[position].key] = position }
         vacant = 0
         layout &+= 1
@@ -1152,21 +1188,16 @@ extension GraphNode {
     static func _captureLocked(
         _ nodes: [GraphNode], whileLocked: ([_NodeState]) -> Void = { _ in }
     ) -> [_NodeState] {
+        // Iterative, so that a graph of any size needs no deep stack.
         var states: [_NodeState] = []
         states.reserveCapacity(nodes.count)
-        _captureLocked(nodes, from: 0, into: &states, whileLocked)
-        return states
-    }
-
-    private static func _captureLocked(
-        _ nodes: [GraphNode], from i: Int, into states: inout [_NodeState],
-        _ whileLocked: ([_NodeState]) -> Void
-    ) {
-        guard i < nodes.count else { return whileLocked(states) }
-        nodes[i]._state.withLock { state in
-            states.append(state)
-            _captureLocked(nodes, from: i + 1, into: &states, whileLocked)
+        for node in nodes {
+            node._state._lockUnscoped()
+            states.append(node._state._stateWhileLocked)
         }
+        whileLocked(states)
+        for node in nodes.reversed() { node._state._unlockUnscoped() }
+        return states
     }
 }
 
@@ -1181,8 +1212,4 @@ func _graphObserver(_ object: AnyObject, bits: UInt) -> any GraphObserver {
 
 func _graphObservable(_ object: AnyObject) -> any GraphObservable {
     object as! any GraphObservable
-}
-
-func _graphTracker(_ object: AnyObject) -> any GraphTrackingObserver {
-    object as! any GraphTrackingObserver
 }

@@ -6,9 +6,11 @@ import Dispatch
 /// `TokenBag`) for as long as you want the closure to be called.
 ///
 /// After `cancel()` returns, the closure is never called again, whatever thread was delivering.
-/// If a delivery is running on another thread at that moment, `cancel()` waits for it to finish
-/// (so do not cancel while holding a lock that the closure takes). Cancelling from inside the
-/// closure itself returns at once. Cancelling also releases the closure and what it captured.
+/// If deliveries are running on other threads at that moment (several, with a concurrent
+/// queue), `cancel()` waits for them to finish: so cancelling, and dropping the token, can
+/// block. Do not cancel while holding a lock that the closure takes, nor from a closure whose
+/// own delivery the other closure waits for. Cancelling from inside the closure itself returns
+/// at once. Cancelling also releases the closure and what it captured.
 ///
 /// Thread safety: `Sendable`; `cancel()` may be called from any thread, any number of times.
 /// Callbacks: none, besides the closure it owns.
@@ -141,33 +143,38 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         let thread = _currentThreadID()
         let handler: Handler? = state.withLock { state in
             guard let handler = state.handler else { return nil }
-            state.inFlight = thread
+            state.inFlight.append(thread)
             if event.isTerminal { state.handler = nil }
             return handler
         }
         guard let handler else { return }
         handler(event)
         let waiters = state.withLock { state in
-            state.inFlight = 0
+            if let index = state.inFlight.firstIndex(of: thread) { state.inFlight.remove(at: index) }
             defer { state.waiters = [] }
             return state.waiters
         }
         for waiter in waiters { waiter.signal() }
     }
 
-    /// Stops delivery. Returns once no delivery is running on another thread; drops the closure
-    /// with no lock held.
+    /// Stops delivery. Returns once no delivery is running on another thread (there can be
+    /// several at once with a concurrent queue); drops the closure with no lock held.
     func close() {
         let thread = _currentThreadID()
-        let (released, wait) = state.withLock { state -> (Handler?, DispatchSemaphore?) in
-            let released = state.handler
-            state.handler = nil
-            guard state.inFlight != 0, state.inFlight != thread else { return (released, nil) }
-            let semaphore = DispatchSemaphore(value: 0)
-            state.waiters.append(semaphore)
-            return (released, semaphore)
+        var released: Handler?
+        while true {
+            let (handler, wait) = state.withLock { state -> (Handler?, DispatchSemaphore?) in
+                let handler = state.handler
+                state.handler = nil
+                guard state.inFlight.contains(where: { $0 != thread }) else { return (handler, nil) }
+                let semaphore = DispatchSemaphore(value: 0)
+                state.waiters.append(semaphore)
+                return (handler, semaphore)
+            }
+            if released == nil { released = handler }
+            guard let wait else { break }
+            wait.wait()  // signalled whenever a delivery ends; then check again
         }
-        wait?.wait()
         withExtendedLifetime(released) {}
     }
 
@@ -189,8 +196,8 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
 struct _SinkState<Value: Sendable> {
     /// `nil` once cancelled or terminated.
     var handler: _EventSink<Value>.Handler?
-    /// The thread running the handler right now, or 0.
-    var inFlight: UInt = 0
+    /// The threads running the handler right now (several with a concurrent queue).
+    var inFlight: [UInt] = []
     /// Cancellers on other threads waiting for the running delivery to end.
     var waiters: [DispatchSemaphore] = []
 }

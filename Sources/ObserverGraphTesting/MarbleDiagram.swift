@@ -25,13 +25,12 @@ public struct MarbleEvent: Hashable, Sendable {
     /// What happened.
     public let symbol: MarbleSymbol
 
-    /// `symbol` at `step`. The step must not be negative.
+    /// `symbol` at `step`. A negative step counts as step 0.
     ///
     /// Thread safety: pure. Callbacks: none.
     /// - Complexity: O(1).
     public init(_ symbol: MarbleSymbol, at step: Int) {
-        precondition(step >= 0, "a marble event's step must not be negative")
-        self.step = step
+        self.step = max(0, step)
         self.symbol = symbol
     }
 }

@@ -66,7 +66,8 @@ public final class VirtualClock: @unchecked Sendable {
     /// Callbacks: the due actions, on this thread, with no lock held.
     /// - Complexity: O(a × n) for a due actions, n = actions pending, plus the actions' cost.
     public func advance(by steps: Int = 1) {
-        advance(to: now + steps)
+        let (target, overflow) = now.addingReportingOverflow(steps)
+        advance(to: overflow ? (steps > 0 ? .max : now) : target)
     }
 
     /// Moves time forward to `step` (never backward), running every action scheduled up to it,

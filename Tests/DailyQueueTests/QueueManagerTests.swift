@@ -245,3 +245,58 @@ struct QueueManagerTests {
         #expect(try reloaded.add(title: "T5").id == ItemID(5))
     }
 }
+
+/// A store that can be told to fail, like a disk that fills up.
+final class FlakyStore: QueueStore {
+    private let inner = InMemoryQueueStore()
+    private let failing = GraphLock(false)
+    func fail(_ on: Bool) { failing.withLock { $0 = on } }
+    func load() throws(StoreError) -> StoredQueue? { try inner.load() }
+    func save(_ queue: StoredQueue) throws(StoreError) {
+        if failing.withLock({ $0 }) { throw .unwritable(path: "flaky", reason: "disk full") }
+        try inner.save(queue)
+    }
+}
+
+@Suite("DailyQueue: failing saves are reported, never swallowed")
+struct FailingSaveTests {
+    @Test("A queued item leaving because of setDone/setDay reports a failed save")
+    func leavingReportsFailure() throws {
+        let store = FlakyStore()
+        let manager = try QueueManager(store: store, startDay: .tuesday)
+        let a = try manager.add(title: "A")
+        let b = try manager.add(title: "B")
+        store.fail(true)
+        #expect(throws: QueueError.store(.unwritable(path: "flaky", reason: "disk full"))) {
+            try manager.setDone(a.id, false)
+        }
+        #expect(throws: QueueError.store(.unwritable(path: "flaky", reason: "disk full"))) {
+            try manager.setDay(b.id, .friday)
+        }
+        // Stored data is unchanged: both items are still queued in the store.
+        #expect(try store.load()?.items.map(\.queuePosition) == [1, 2])
+        // A change made directly on an item cannot throw: it is kept for the app to read.
+        store.fail(false)
+        let c = try manager.add(title: "C")
+        store.fail(true)
+        c.done.value = false
+        #expect(manager.lastSaveFailure == .store(.unwritable(path: "flaky", reason: "disk full")))
+        store.fail(false)
+        try manager.add(title: "D")
+        #expect(manager.lastSaveFailure == nil)
+    }
+
+    @Test("Setting a value to what it already is saves and reports nothing")
+    func unchangedValue() throws {
+        let store = InMemoryQueueStore()
+        let manager = try QueueManager(store: store, startDay: .tuesday)
+        let recorder = EventRecorder()
+        manager.subscribe(recorder)
+        let a = try manager.add(title: "A")
+        let saves = store.saveCount
+        try manager.setDone(a.id, true)
+        try manager.setDay(a.id, .tuesday)
+        #expect(store.saveCount == saves)
+        #expect(recorder.events == ["added #1 \"A\" at position 1"])
+    }
+}

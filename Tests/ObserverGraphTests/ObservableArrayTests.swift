@@ -147,6 +147,23 @@ struct ObservableArrayTests {
         withExtendedLifetime(token) {}
     }
 
+    @Test("A chain of derived arrays keeps its middle links and stays in step")
+    func chainedDerivedArrays() {
+        let names = ObservableArray(["Steve", "Tim"])
+        let short = names.map { $0.count }.filter { $0 < 5 }
+        let log = ChangeLog<Int>()
+        let token = short.observeValues(log.record)
+        names.append("Tony")
+        names.append("Alexander")
+        names[0] = "Al"
+        #expect(short.array == [2, 3, 4])
+        #expect(
+            log.changesets == [
+                ArrayChangeset(inserts: [0]), ArrayChangeset(inserts: [1]), ArrayChangeset(inserts: [0]),
+            ])
+        withExtendedLifetime(token) {}
+    }
+
     @Test("An observable array can follow a stream of whole arrays by diffing (the diff operator)")
     func diffOperator() {
         let reloads = ObservableValue([1, 2, 3])

@@ -229,6 +229,38 @@ struct TokenTests {
     }
 }
 
+@Suite("Values and channels: cancel with a concurrent queue")
+struct ConcurrentQueueCancelTests {
+    @Test("With overlapping deliveries on a concurrent queue, cancel() waits for all of them")
+    func cancelWaitsForEveryDelivery() {
+        let queue = DispatchQueue(label: "observer-graph.tests.concurrent", attributes: .concurrent)
+        for round in 0..<10 {
+            let channel = EventChannel<Int>()
+            let running = GraphLock(0)
+            let maxRunning = GraphLock(0)
+            let started = DispatchSemaphore(value: 0)
+            let token = channel.observe(on: queue) { _ in
+                let now = running.withLock { value -> Int in
+                    value += 1
+                    return value
+                }
+                maxRunning.withLock { $0 = max($0, now) }
+                started.signal()
+                var spin = 0
+                for i in 0..<200_000 { spin = spin &+ i }
+                if spin == 1 { maxRunning.withLock { $0 += 0 } }
+                running.withLock { $0 -= 1 }
+            }
+            for i in 0..<4 { channel.send(i) }
+            started.wait()
+            started.wait()
+            token.cancel()
+            #expect(running.withLock { $0 } == 0, "round \(round): a delivery was still running")
+            queue.sync(flags: .barrier) {}
+        }
+    }
+}
+
 @Suite("Values and channels: ordering, threads, queues and async")
 struct ValueOrderingTests {
     @Test("Concurrent update from many threads: no increment is lost, deliveries are in order")
@@ -402,22 +434,55 @@ struct ValueOrderingTests {
 
 @Suite("Values and channels: ownership")
 struct ValueOwnershipTests {
-    @Test("Tokens do not keep their source alive; a source does not keep its observers alive")
+    @Test("Tokens do not keep their source alive; a source that goes away finishes its observers")
     func noCycles() {
         let deinits = Counters()
         weak var weakValue: ObservableValue<Int>?
+        let recorder = Recorder<Int>()
         var token: SubscriptionToken?
         do {
             let value = ObservableValue(0)
             weakValue = value
             let payload = Payload(deinits: deinits)
-            token = value.observeValues { _ in _ = payload }
+            token = value.observe { event in
+                _ = payload
+                recorder.record(event)
+            }
+            value.value = 1
         }
         #expect(weakValue == nil)
-        #expect(deinits["payload"] == 0)
-        #expect(token?.isCancelled == false)
-        token = nil
+        // Nothing waits forever on a source that is gone: its observers got `.finished`, and the
+        // closure (with what it captured) was released.
+        #expect(recorder.events == [.value(0), .value(1), .finished])
+        #expect(token?.isCancelled == true)
         #expect(deinits["payload"] == 1)
+        token = nil
+    }
+
+    @Test("An async loop over a source that is deallocated ends instead of hanging")
+    func asyncLoopEndsWhenSourceGoes() async throws {
+        var channel: EventChannel<Int>? = EventChannel<Int>()
+        let stream = channel!.values()
+        channel!.send(7)
+        channel = nil
+        var got: [Int] = []
+        for try await value in stream { got.append(value) }
+        #expect(got == [7])
+    }
+
+    @Test("A class observer subscribed through an existential is still held weakly")
+    func existentialSubscribeIsWeak() {
+        let deinits = Counters()
+        let first = Subject("A")
+        let second = Subject("B")
+        do {
+            first.subscribe(Watcher("W", deinits: deinits))
+            let detached: [any GraphObserver] = [Watcher("X", deinits: deinits)]
+            for observer in detached { second.subscribe(observer) }
+            #expect(second.observerCount == 1)
+        }
+        #expect(deinits["W"] == 1 && deinits["X"] == 1)
+        #expect(second.observerCount == 0)
     }
 
     @Test("Cancelling and terminating release the closure and what it captured")
