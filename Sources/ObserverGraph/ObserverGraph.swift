@@ -226,6 +226,28 @@ public struct ObserverID: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// Which classes are tracking observers (for `_graphTrackingNodeOrCast`): a small direct-mapped
+/// table; a collision only costs a recheck.
+enum _TrackingClassCache {
+    private static let table = GraphLock<[UInt]>(Array(repeating: 0, count: 128))
+
+    /// `true` or `false` if `type` was seen, `nil` if not (or evicted).
+    static func lookup(_ type: UInt) -> Bool? {
+        let entry = table.withLock { $0[slot(type)] }
+        guard entry & ~1 == type & ~1, entry != 0 else { return nil }
+        return entry & 1 == 1
+    }
+
+    static func store(_ type: UInt, _ tracking: Bool) {
+        let entry = (type & ~1) | (tracking ? 1 : 0)
+        table.withLock { $0[slot(type)] = entry }
+    }
+
+    private static func slot(_ type: UInt) -> Int {
+        Int(truncatingIfNeeded: (type >> 4) ^ (type >> 11)) & 127
+    }
+}
+
 enum _ObserverIDSource {
     static let counter = GraphLock<UInt>(0)
 }
@@ -380,9 +402,27 @@ extension GraphObserver {
     /// a cast; the cast catches a subclass that adopted `GraphTrackingObserver` below a class
     /// that adopted `GraphObserver` (its hook is the base class's `nil`).
     var _graphTrackingNodeOrCast: GraphNode? {
+        _graphTrackingNode(object: _graphObjectIfClass)
+    }
+
+    /// `_graphTrackingNodeOrCast` for a caller that already has `_graphObjectIfClass`.
+    func _graphTrackingNode(object: AnyObject?) -> GraphNode? {
         if let node = _graphTrackingNode { return node }
+        guard let object else { return nil }
+        // The answer depends only on the class, so it is cached: a conformance check per call
+        // would cost more than the whole subscribe.
+        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))
+        if _TrackingClassCache.lookup(type) == false { return nil }
+        let tracker = object as? any GraphTrackingObserver
+        _TrackingClassCache.store(type, tracker != nil)
+        return tracker?.graphNode
+    }
+
+    /// This observer as an object reference when it is a class instance, without the bridging
+    /// machinery that `as AnyObject` goes through in generic code; `nil` for a value type.
+    var _graphObjectIfClass: AnyObject? {
         guard Self.self is AnyObject.Type else { return nil }
-        return (self as? any GraphTrackingObserver)?.graphNode
+        return unsafeBitCast(self, to: AnyObject.self)
     }
 
     /// The key observables file this observer under: the node for tracking observers.
@@ -540,10 +580,10 @@ extension GraphObservable {
     ) {
         let node = graphNode
         let outcome: _InsertOutcome
-        if let trackerNode = observer._graphTrackingNodeOrCast {
+        let instance = observer._graphObjectIfClass
+        if let object = instance, let trackerNode = observer._graphTrackingNode(object: object) {
             let trackerKey = ObserverID(trackerNode)
             let selfKey = ObserverID(node)
-            let object = observer as AnyObject
             outcome = GraphNode._withEdge(observable: node, tracker: trackerNode) {
                 observers, subscriptions in
                 let outcome = observers.insert(
@@ -558,8 +598,8 @@ extension GraphObservable {
             let key = observer.observerID
             let object: AnyObject
             let box: _ValueObserverBox?
-            if Observer.self is AnyObject.Type {
-                object = observer as AnyObject
+            if let instance {
+                object = instance
                 box = nil
             } else {
                 let newBox = _ValueObserverBox(observer)
@@ -781,9 +821,10 @@ public final class GraphNode: @unchecked Sendable {
         }
         _state.withLock { state in
             if !dead.isEmpty { state.observers.dropDead(dead, layout: layout) }
-            // The next sweep is due when the registry has doubled from its LIVE size, so dead
-            // entries can never outnumber live ones by much, whatever the history.
-            state.observers.sweepMark = max(64, 2 * (state.observers.slots.count - state.observers.vacant))
+            // The next sweep is due when the registry reaches four times its LIVE size, so dead
+            // entries stay within three times the live ones, whatever the history (and the
+            // sweeps cost O(1) amortized per subscribe).
+            state.observers.sweepMark = max(64, 4 * (state.observers.slots.count - state.observers.vacant))
         }
     }
 
@@ -797,23 +838,28 @@ public final class GraphNode: @unchecked Sendable {
             var dead: [_DeadEntry] = []
             defer { _endBroadcast(flag, layout: layout, dead: dead) }
             var delivered = 0
-            for position in slots.indices {
-                let bits = slots[position].bits
-                if bits == 0 { continue }
-                if flag.pointee && !_isSubscribed(bits: bits) { continue }
-                guard let object = slots[position].object else {
-                    dead.append(_DeadEntry(position: position, bits: bits))
-                    continue
+            // Read the slots in place: copying a slot would copy its weak reference.
+            try slots.withUnsafeBufferPointer { buffer in
+                for position in buffer.indices {
+                    let bits = buffer[position].bits
+                    if bits == 0 { continue }
+                    if flag.pointee && !_isSubscribed(bits: bits) { continue }
+                    if bits & _SlotFlags.boxed == 0, let target = buffer[position].object as? T {
+                        try body(target)
+                        delivered += 1
+                        continue
+                    }
+                    // A struct observer, an observer of another type, or a deallocated one.
+                    guard let object = buffer[position].object else {
+                        dead.append(_DeadEntry(position: position, bits: bits))
+                        continue
+                    }
+                    guard bits & _SlotFlags.boxed != 0,
+                        let target = unsafeDowncast(object, to: _ValueObserverBox.self).observer as? T
+                    else { continue }
+                    try body(target)
+                    delivered += 1
                 }
-                let target: T?
-                if bits & _SlotFlags.boxed != 0 {
-                    target = unsafeDowncast(object, to: _ValueObserverBox.self).observer as? T
-                } else {
-                    target = object as? T
-                }
-                guard let target else { continue }
-                try body(target)
-                delivered += 1
             }
             return delivered
         }
@@ -930,8 +976,8 @@ struct _NodeState {
 }
 
 /// An ordered set of weakly referenced objects with O(1) lookup by key: the registration-order
-/// slot array (vacated slots are compacted away once they are half of it) and a hash index from
-/// key to slot position.
+/// slot array (vacated slots are compacted away once they are three quarters of it) and a hash
+/// index from key to slot position.
 @usableFromInline
 struct _Registry {
     @usableFromInline var slots = ContiguousArray<_Slot>()
@@ -1073,7 +1119,7 @@ struct _Registry {
             layout &+= 1
             return
         }
-        guard vacant >= 16, vacant * 2 >= slots.count else { return }
+        guard vacant >= 16, vacant * 4 >= slots.count * 3 else { return }
         var kept = ContiguousArray<_Slot>()
         kept.reserveCapacity(slots.count - vacant)
         for slot in slots where slot.bits != 0 { kept.append(slot) }

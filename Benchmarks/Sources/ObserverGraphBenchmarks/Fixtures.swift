@@ -1,0 +1,67 @@
+// The objects every scenario works with. All implementations of a scenario deliver to, subscribe
+// and look up the SAME observer objects, so that they pay the same memory layout and the same
+// cache behaviour, and differ only in their own machinery.
+
+import ObserverGraph
+
+/// An observable of the kit: the one stored property the kit asks for.
+final class Subject: GraphObservable, Sendable {
+    let graphNode = GraphNode()
+}
+
+/// A plain observer (held weakly by the kit; a class needs no code to conform).
+///
+/// `receive` is the work every fan-out implementation does per delivery: a tiny side effect on
+/// the observer that the optimizer cannot remove, because the totals are read back and checked.
+final class Obs: GraphObserver {
+    private(set) var total = 0
+
+    func receive(_ value: Int) { total &+= value }
+}
+
+/// A tracking observer: it knows its subscriptions, so each edge is recorded on both sides.
+final class TrackingObs: GraphTrackingObserver {
+    let graphNode = GraphNode()
+    private(set) var total = 0
+
+    func receive(_ value: Int) { total &+= value }
+}
+
+/// One entry of the hand-written non-owning loop: a weak reference, nothing else.
+struct Weak {
+    weak var object: Obs?
+}
+
+/// An immutable observer for the threaded scenario: its deliveries only read `weight`, so two
+/// threads may deliver to it at once without a data race.
+final class SharedObs: GraphObserver, Sendable {
+    let weight: Int
+
+    init(weight: Int) { self.weight = weight }
+}
+
+/// An immutable tracking observer for the threaded scenario.
+final class SharedTrackingObs: GraphTrackingObserver, Sendable {
+    let graphNode = GraphNode()
+    let weight: Int
+
+    init(weight: Int) { self.weight = weight }
+}
+
+/// Carries a value that is not `Sendable` (an OpenCombine subject) into the threads of the
+/// contention scenario. The peers document their subjects as thread-safe.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+}
+
+/// Sum of the observers' totals, to check that a measurement made every delivery it claims.
+func totalOf(_ observers: [Obs]) -> Int {
+    observers.reduce(0) { $0 &+ $1.total }
+}
+
+/// Short labels for sizes in scenario names: 1k, 100k, 1M.
+func sizeLabel(_ n: Int) -> String {
+    if n >= 1_000_000 && n % 1_000_000 == 0 { return "\(n / 1_000_000)M" }
+    if n >= 1_000 && n % 1_000 == 0 { return "\(n / 1_000)k" }
+    return "\(n)"
+}

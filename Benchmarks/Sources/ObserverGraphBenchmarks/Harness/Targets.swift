@@ -1,0 +1,113 @@
+// The brief's performance targets, judged on the medians of this run. Missing a target never
+// fails the run (timings on a shared 2-core machine are noisy); it is reported.
+
+enum Targets {
+    static let fanOutSize = 1_000
+    static let fanOutMaxRatioToNonOwning = 1.3
+    static let fanOutMinSpeedupOverOpenCombine = 8.0
+    static let fanOutMinSpeedupOverNotificationCenter = 4.0
+    static let churnSize = 1_000_000
+    static let churnMaxNanoseconds = 150.0
+    static let churnMaxScaling = 2.0
+    static let memorySize = 1_000_000
+    static let memoryMaxBytesPerPlainEdge = 96.0
+
+    static func evaluate(_ report: Report, plan: Plan) {
+        evaluateFanOut(report)
+        evaluateChurn(report, plan: plan)
+        evaluateMemory(report)
+    }
+
+    private static func status(_ ok: Bool) -> TargetRow.Status { ok ? .met : .missed }
+
+    private static func notMeasured(_ report: Report, _ target: String, _ why: String) {
+        report.addTarget(TargetRow(target: target, status: .notMeasured, measured: why))
+    }
+
+    private static func evaluateFanOut(_ report: Report) {
+        let scenario = FanOut.scenario(fanOutSize)
+        let first = "fan-out N=1k: kit <= \(fanOutMaxRatioToNonOwning)x the non-owning limit"
+        guard let kit = report.median(scenario, FanOut.kit),
+            let limit = report.median(scenario, FanOut.nonOwningLimit),
+            let owning = report.median(scenario, FanOut.owningLimit),
+            let combine = report.median(scenario, FanOut.openCombine),
+            let center = report.median(scenario, FanOut.notificationCenter)
+        else {
+            notMeasured(report, first, "no N=1k fan-out result in this run")
+            return
+        }
+        let ratio = kit / limit
+        report.addTarget(
+            TargetRow(
+                target: first, status: status(ratio <= fanOutMaxRatioToNonOwning),
+                measured:
+                    "kit \(formatValue(kit)) ns / limit \(formatValue(limit)) ns = \(formatRatio(ratio)); "
+                    + "vs owning limit \(formatValue(owning)) ns: \(formatRatio(kit / owning))"))
+        report.addTarget(
+            TargetRow(
+                target:
+                    "fan-out N=1k: kit >= \(Int(fanOutMinSpeedupOverOpenCombine))x faster than OpenCombine",
+                status: status(combine / kit >= fanOutMinSpeedupOverOpenCombine),
+                measured:
+                    "OpenCombine \(formatValue(combine)) ns / kit \(formatValue(kit)) ns = \(formatRatio(combine / kit))"
+            ))
+        report.addTarget(
+            TargetRow(
+                target:
+                    "fan-out N=1k: kit >= \(Int(fanOutMinSpeedupOverNotificationCenter))x faster than NotificationCenter",
+                status: status(center / kit >= fanOutMinSpeedupOverNotificationCenter),
+                measured:
+                    "NotificationCenter \(formatValue(center)) ns / kit \(formatValue(kit)) ns = \(formatRatio(center / kit))"
+            ))
+    }
+
+    private static func evaluateChurn(_ report: Report, plan: Plan) {
+        let small = plan.churnSizes.min() ?? 0
+        for implementation in [Churn.kit, Churn.kitTracking] {
+            let kind = implementation == Churn.kit ? "plain" : "tracking"
+            for phase in Churn.Phase.allCases {
+                for order in Churn.Order.allCases {
+                    let what = "churn \(kind) \(phase.rawValue) \(order.rawValue)"
+                    let costTarget = "\(what): <= \(Int(churnMaxNanoseconds)) ns/op at N=1M"
+                    let scalingTarget = "\(what): 1M/1k <= \(formatRatio(churnMaxScaling))"
+                    guard let large = report.median(Churn.scenario(phase, order, churnSize), implementation)
+                    else {
+                        notMeasured(report, costTarget, "no N=1M churn result in this run")
+                        notMeasured(report, scalingTarget, "no N=1M churn result in this run")
+                        continue
+                    }
+                    report.addTarget(
+                        TargetRow(
+                            target: costTarget, status: status(large <= churnMaxNanoseconds),
+                            measured: "\(formatValue(large)) ns/op"))
+                    guard small == 1_000,
+                        let little = report.median(Churn.scenario(phase, order, small), implementation)
+                    else {
+                        notMeasured(report, scalingTarget, "N=1k not run")
+                        continue
+                    }
+                    report.addTarget(
+                        TargetRow(
+                            target: scalingTarget, status: status(large / little <= churnMaxScaling),
+                            measured:
+                                "\(formatValue(large)) / \(formatValue(little)) ns = \(formatRatio(large / little))"
+                        ))
+                }
+            }
+        }
+    }
+
+    private static func evaluateMemory(_ report: Report) {
+        let target = "memory: <= \(Int(memoryMaxBytesPerPlainEdge)) B per plain edge at N=1M"
+        guard let bytes = report.median(Memory.scenario(memorySize), Memory.kit) else {
+            notMeasured(report, target, "no N=1M memory result in this run")
+            return
+        }
+        var detail = "\(formatValue(bytes)) B/edge, side tables included"
+        if let side = report.median(Memory.scenario(memorySize), Memory.sideTable) {
+            detail += " (\(formatValue(side)) B of it the side table)"
+        }
+        report.addTarget(
+            TargetRow(target: target, status: status(bytes <= memoryMaxBytesPerPlainEdge), measured: detail))
+    }
+}

@@ -1,0 +1,193 @@
+// Scenario 2: subscribe + unsubscribe churn. N observers (created before any timing) subscribe
+// to one fresh observable, then all unsubscribe again. Unit: nanoseconds per operation, for
+// each phase separately.
+//
+// The three orders:
+// - in order: subscribe 0, 1, ..., N-1; unsubscribe oldest first (0, 1, ...).
+// - reverse:  subscribe N-1, ..., 0;    unsubscribe newest first (0, 1, ...).
+// - random:   subscribe in one seeded shuffle, unsubscribe in another.
+// So the subscribe phases touch the objects in ascending, descending and random address order,
+// and the unsubscribe phases remove first-in-first-out, last-in-first-out and at random.
+//
+// Each sample uses fresh observables, so it includes the registry's growth. The observers'
+// weak-reference side tables already exist after the warm-up sample (the memory scenario counts
+// them). Small N repeat the cycle within a sample to reach a measurable duration.
+
+import Foundation
+import ObserverGraph
+import OpenCombine
+
+enum Churn {
+    static let family = ScenarioFamily(
+        id: "churn",
+        summary: "subscribe-all then unsubscribe-all at N = 1k, 100k, 1M, in three orders, ns per operation",
+        run: run)
+
+    static let kit = "kit"
+    static let kitTracking = "kit tracking"
+    static let openCombine = "OpenCombine"
+    static let notificationCenter = "NotificationCenter"
+
+    enum Order: String, CaseIterable {
+        case inOrder = "in-order"
+        case reverse = "reverse"
+        case random = "random"
+    }
+
+    enum Phase: String, CaseIterable {
+        case subscribe
+        case unsubscribe
+    }
+
+    static func scenario(_ phase: Phase, _ order: Order, _ n: Int) -> String {
+        "churn \(phase.rawValue) \(order.rawValue) N=\(sizeLabel(n))"
+    }
+
+    static func run(plan: Plan, report: Report) {
+        for n in plan.churnSizes {
+            // Created once per size, before any timing, and shared by every order.
+            let plain = (0..<n).map { _ in Obs() }
+            let tracking = (0..<n).map { _ in TrackingObs() }
+            for order in Order.allCases {
+                progress("churn \(order.rawValue) N=\(sizeLabel(n))")
+                measure(n: n, order: order, plain: plain, tracking: tracking, plan: plan, report: report)
+            }
+        }
+        addScaling(plan: plan, report: report)
+    }
+
+    /// The positions to subscribe in and to unsubscribe in, for an order.
+    static func positions(_ order: Order, _ n: Int) -> (subscribe: [Int], unsubscribe: [Int]) {
+        switch order {
+        case .inOrder: return (Array(0..<n), Array(0..<n))
+        case .reverse: return (Array((0..<n).reversed()), Array(0..<n))
+        case .random:
+            return (shuffledPositions(n, seed: 0x5EED_0001), shuffledPositions(n, seed: 0x5EED_0002))
+        }
+    }
+
+    private static func measure(
+        n: Int, order: Order, plain: [Obs], tracking: [TrackingObs], plan: Plan, report: Report
+    ) {
+        let (subscribeOrder, unsubscribeOrder) = positions(order, n)
+        let cycles = max(1, plan.churnOperationsPerSample / n)
+
+        /// Runs `cycles` cycles; `cycle` returns (subscribe ns, unsubscribe ns) of one cycle.
+        func sample(_ cycle: () -> (UInt64, UInt64)) -> [Double] {
+            var subscribing: UInt64 = 0
+            var unsubscribing: UInt64 = 0
+            for _ in 0..<cycles {
+                let (s, u) = cycle()
+                subscribing += s
+                unsubscribing += u
+            }
+            let operations = Double(n * cycles)
+            return [Double(subscribing) / operations, Double(unsubscribing) / operations]
+        }
+
+        var contenders = [
+            Contender(name: kit) {
+                sample {
+                    let subject = Subject()
+                    var done = 0
+                    let start = monotonicNanoseconds()
+                    for p in subscribeOrder where subject.subscribe(plain[p]) != nil { done &+= 1 }
+                    let middle = monotonicNanoseconds()
+                    for p in unsubscribeOrder where subject.unsubscribe(plain[p]) != nil { done &+= 1 }
+                    let end = monotonicNanoseconds()
+                    verify(done == 2 * n, "kit churn: \(done) of \(2 * n) operations succeeded")
+                    return (middle - start, end - middle)
+                }
+            },
+            Contender(name: kitTracking) {
+                sample {
+                    let subject = Subject()
+                    var done = 0
+                    let start = monotonicNanoseconds()
+                    for p in subscribeOrder where subject.subscribe(tracking[p]) != nil { done &+= 1 }
+                    let middle = monotonicNanoseconds()
+                    for p in unsubscribeOrder where subject.unsubscribe(tracking[p]) != nil { done &+= 1 }
+                    let end = monotonicNanoseconds()
+                    verify(done == 2 * n, "kit tracking churn: \(done) of \(2 * n) operations succeeded")
+                    verify(tracking[0].subscriptionCount == 0, "a tracking observer kept a subscription")
+                    return (middle - start, end - middle)
+                }
+            },
+        ]
+        if n <= plan.churnPeerLimit {
+            contenders.append(
+                Contender(name: openCombine) {
+                    // A Combine user keeps each subscription's AnyCancellable and drops it to
+                    // unsubscribe (its deinit cancels), so both are part of the measured work.
+                    var handles = [AnyCancellable?](repeating: nil, count: n)
+                    return sample {
+                        let subject = PassthroughSubject<Int, Never>()
+                        let start = monotonicNanoseconds()
+                        for p in subscribeOrder {
+                            let observer = plain[p]
+                            handles[p] = subject.sink { observer.receive($0) }
+                        }
+                        let middle = monotonicNanoseconds()
+                        for p in unsubscribeOrder { handles[p] = nil }
+                        let end = monotonicNanoseconds()
+                        return (middle - start, end - middle)
+                    }
+                })
+            contenders.append(
+                Contender(name: notificationCenter) {
+                    let name = Notification.Name("ObserverGraphBenchmarks.churn")
+                    var handles = [(any NSObjectProtocol)?](repeating: nil, count: n)
+                    return sample {
+                        let center = NotificationCenter()
+                        let start = monotonicNanoseconds()
+                        for p in subscribeOrder {
+                            let target = UncheckedSendable(value: plain[p])
+                            handles[p] = center.addObserver(forName: name, object: nil, queue: nil) { note in
+                                target.value.receive(note.object as? Int ?? 0)
+                            }
+                        }
+                        let middle = monotonicNanoseconds()
+                        for p in unsubscribeOrder {
+                            center.removeObserver(handles[p]!)
+                            handles[p] = nil
+                        }
+                        let end = monotonicNanoseconds()
+                        return (middle - start, end - middle)
+                    }
+                })
+        }
+
+        let samples = n >= plan.largeSize ? plan.churnSamplesAtLargest : plan.churnSamples
+        let stats = roundRobin(contenders, samples: samples, warmup: plan.churnWarmup)
+        for (phaseIndex, phase) in Phase.allCases.enumerated() {
+            for (contender, result) in zip(contenders, stats) {
+                report.add(
+                    scenario: scenario(phase, order, n), implementation: contender.name,
+                    stats: result[phaseIndex], unit: "ns/op", reference: contender.name == kit)
+            }
+        }
+    }
+
+    /// The cost at the largest N divided by the cost at the smallest: 1.0 is perfectly flat
+    /// (O(1) per operation at every size).
+    private static func addScaling(plan: Plan, report: Report) {
+        guard let small = plan.churnSizes.min(), let large = plan.churnSizes.max(), large > small else {
+            return
+        }
+        for phase in Phase.allCases {
+            for order in Order.allCases {
+                for implementation in [kit, kitTracking, openCombine, notificationCenter] {
+                    guard let big = report.median(scenario(phase, order, large), implementation),
+                        let little = report.median(scenario(phase, order, small), implementation)
+                    else { continue }
+                    report.addDerived(
+                        DerivedRow(
+                            name:
+                                "churn \(phase.rawValue) \(order.rawValue) \(sizeLabel(large))/\(sizeLabel(small))",
+                            implementation: implementation, value: big / little, unit: "x",
+                            detail: "\(formatValue(big)) / \(formatValue(little)) ns/op"))
+                }
+            }
+        }
+    }
+}
