@@ -838,28 +838,23 @@ public final class GraphNode: @unchecked Sendable {
             var dead: [_DeadEntry] = []
             defer { _endBroadcast(flag, layout: layout, dead: dead) }
             var delivered = 0
-            // Read the slots in place: copying a slot would copy its weak reference.
-            try slots.withUnsafeBufferPointer { buffer in
-                for position in buffer.indices {
-                    let bits = buffer[position].bits
-                    if bits == 0 { continue }
-                    if flag.pointee && !_isSubscribed(bits: bits) { continue }
-                    if bits & _SlotFlags.boxed == 0, let target = buffer[position].object as? T {
-                        try body(target)
-                        delivered += 1
-                        continue
-                    }
-                    // A struct observer, an observer of another type, or a deallocated one.
-                    guard let object = buffer[position].object else {
-                        dead.append(_DeadEntry(position: position, bits: bits))
-                        continue
-                    }
-                    guard bits & _SlotFlags.boxed != 0,
-                        let target = unsafeDowncast(object, to: _ValueObserverBox.self).observer as? T
-                    else { continue }
-                    try body(target)
-                    delivered += 1
+            for position in slots.indices {
+                let bits = slots[position].bits
+                if bits == 0 { continue }
+                if flag.pointee && !_isSubscribed(bits: bits) { continue }
+                guard let object = slots[position].object else {
+                    dead.append(_DeadEntry(position: position, bits: bits))
+                    continue
                 }
+                let target: T?
+                if bits & _SlotFlags.boxed != 0 {
+                    target = unsafeDowncast(object, to: _ValueObserverBox.self).observer as? T
+                } else {
+                    target = object as? T
+                }
+                guard let target else { continue }
+                try body(target)
+                delivered += 1
             }
             return delivered
         }
