@@ -976,7 +976,8 @@ struct _NodeState {
 @usableFromInline
 struct _Registry {
     @usableFromInline var slots = ContiguousArray<_Slot>()
-    var index: [ObserverID: Int] = [:]
+    /// Positions as `UInt32`: 12 bytes a bucket instead of 16, a quarter of the index's memory.
+    var index: [ObserverID: UInt32] = [:]
     /// Strong references to boxed struct observers (slots refer to the boxes weakly).
     var boxes: [ObserverID: _ValueObserverBox] = [:]
     var vacant = 0
@@ -991,13 +992,15 @@ struct _Registry {
     mutating func insert(key: ObserverID, object: AnyObject, flags: UInt, box: _ValueObserverBox?)
         -> _InsertOutcome
     {
+        // Positions must fit the index (over four billion entries: refused like a duplicate).
+        guard slots.count < Int(UInt32.max) else { return .present(object) }
         let position = slots.count
-        if let old = index.updateValue(position, forKey: key) {
-            if let existing = slots[old].object {
+        if let old = index.updateValue(UInt32(position), forKey: key) {
+            if let existing = slots[Int(old)].object {
                 index[key] = old
                 return .present(existing)
             }
-            vacate(old)  // left by a deallocated object that had the same identity
+            vacate(Int(old))  // left by a deallocated object that had the same identity
         }
         slots.append(_Slot(object: object, bits: key._raw | flags))
         if let box { boxes[key] = box }
@@ -1013,7 +1016,8 @@ struct _Registry {
     /// Removes `key`; returns the live object (and box) it held, or `nil` if it was absent or
     /// its object is gone.
     mutating func remove(key: ObserverID) -> _Removed? {
-        guard let position = index.removeValue(forKey: key) else { return nil }
+        guard let stored = index.removeValue(forKey: key) else { return nil }
+        let position = Int(stored)
         let bits = slots[position].bits
         let object = slots[position].object
         vacate(position)
@@ -1057,7 +1061,7 @@ struct _Registry {
 
     func liveObject(for key: ObserverID) -> AnyObject? {
         guard let position = index[key] else { return nil }
-        return slots[position].object
+        return slots[Int(position)].object
     }
 
     /// The live objects in order (strong references: release them after unlocking).
@@ -1074,7 +1078,7 @@ struct _Registry {
     @usableFromInline
     func contains(bits: UInt) -> Bool {
         guard let position = index[ObserverID(_raw: bits & _SlotFlags.keyMask)] else { return false }
-        return slots[position].bits == bits
+        return slots[Int(position)].bits == bits
     }
 
     /// Drops entries a reader found dead, if the positions it saw are still valid. A dead weak
@@ -1120,7 +1124,7 @@ struct _Registry {
         for slot in slots where slot.bits != 0 { kept.append(slot) }
         slots = kept
         index.removeAll(keepingCapacity: index.capacity <= 4 * slots.count)
-        for position in slots.indices { index[slots[position].key] = position }
+        for position in slots.indices { index[slots[position].key] = UInt32(position) }
         vacant = 0
         layout &+= 1
     }
@@ -1150,7 +1154,7 @@ struct _Registry {
         for position in slots.indices where slots[position].bits != 0 {
             used += 1
             let slot = slots[position]
-            if index[slot.key] != position {
+            if index[slot.key].map(Int.init) != position {
                 problems.append("slot \(position) (\(slot.key)) is not indexed at its position")
             }
             if slot.bits & _SlotFlags.boxed != 0 {
@@ -1208,7 +1212,7 @@ extension GraphNode {
                     problems.append("\(name) lists subscription \(slot.key), which does not list it")
                     continue
                 }
-                if observable.observers.slots[position].bits & _SlotFlags.tracking == 0 {
+                if observable.observers.slots[Int(position)].bits & _SlotFlags.tracking == 0 {
                     problems.append("\(slot.key) lists \(name) as a plain observer, not a tracking one")
                 }
             }
