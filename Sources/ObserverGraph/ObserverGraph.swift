@@ -846,15 +846,16 @@ public final class GraphNode: @unchecked Sendable {
                     dead.append(_DeadEntry(position: position, bits: bits))
                     continue
                 }
-                let target: T?
-                if bits & _SlotFlags.boxed != 0 {
-                    target = unsafeDowncast(object, to: _ValueObserverBox.self).observer as? T
-                } else {
-                    target = object as? T
+                if bits & _SlotFlags.boxed == 0 {
+                    // `object` has no use after the cast, so its reference moves into `target`:
+                    // one strong reference per delivery, as in a hand-written weak loop.
+                    guard let target = object as? T else { continue }
+                    try body(target)
+                    delivered += 1
+                } else if let target = unsafeDowncast(object, to: _ValueObserverBox.self).observer as? T {
+                    try body(target)
+                    delivered += 1
                 }
-                guard let target else { continue }
-                try body(target)
-                delivered += 1
             }
             return delivered
         }
