@@ -97,6 +97,7 @@ struct ConcurrencyTests {
         }
         let listedEdges = subjects.reduce(0) { $0 + $1.observerCount }
         #expect(listedEdges == edges)
+        withExtendedLifetime(observers) {}  // observables hold them weakly
         #expect(ledger["sub 0 0"] + ledger["sub 1 1"] > 0, "the test must actually subscribe")
     }
 
@@ -201,6 +202,7 @@ struct ConcurrencyTests {
             }
             #expect(violations["late call"] == 0)
             #expect(subject.observerCount == 8)
+            withExtendedLifetime((others, target)) {}
         }
     }
 
@@ -229,5 +231,6 @@ struct ConcurrencyTests {
         #expect(deliveries["stable"] == 2 * 500 * 16)
         #expect(deliveries["at least stable"] == 1_000)
         #expect(subject.observerCount == 16)
+        withExtendedLifetime(stable) {}
     }
 }

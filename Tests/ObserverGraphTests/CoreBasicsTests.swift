@@ -40,6 +40,7 @@ struct CoreBasicsTests {
         var order: [String] = []
         #expect(subject.broadcast(as: Watcher.self) { order.append($0.name) } == 5)
         #expect(order == ["W0", "W1", "W3", "W5", "W2"])
+        withExtendedLifetime(watchers) {}  // observables hold observers weakly
     }
 
     @Test("Order survives compaction of many removed entries")

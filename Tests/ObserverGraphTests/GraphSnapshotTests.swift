@@ -284,6 +284,7 @@ struct GraphSnapshotTests {
         let actual = Set(
             snapshot.edges.map { [snapshot.nodes[$0.observable].name, snapshot.nodes[$0.observer].name] })
         #expect(actual == expected)
+        withExtendedLifetime((subjects, relays, followers)) {}  // the graph holds them weakly
     }
 
     /// How many nodes of `snapshot` cannot be reached from its first node along its edges (either

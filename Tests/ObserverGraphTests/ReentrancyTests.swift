@@ -33,9 +33,13 @@ final class Reactor: GraphObserver, Named, @unchecked Sendable {
 @Suite("Core: reentrancy from broadcast bodies and callbacks")
 struct ReentrancyTests {
     let log = EventLog()
+    /// Observables hold observers weakly: the suite keeps its reactors alive for the whole test
+    /// (optimized builds end a local's lifetime at its last use).
+    let keep = GraphLock<[AnyObject]>([])
 
     func reactors(_ count: Int, on subject: Subject) -> [Reactor] {
         let reactors = (0..<count).map { Reactor("R\($0)", log: log) }
+        keep.withLock { $0 += reactors }
         for reactor in reactors { subject.subscribe(reactor) }
         log.clear()
         return reactors

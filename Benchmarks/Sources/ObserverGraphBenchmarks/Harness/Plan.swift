@@ -37,6 +37,27 @@ struct Plan: Sendable {
     var contentionIterations: Int
     var contentionSamples: Int
 
+    /// Observer counts for the observable value set, the recorded samples per contender, and how
+    /// long one sample should last.
+    var valueSetSizes: [Int]
+    var valueSetSamples: Int
+    var valueSetSampleNanoseconds: UInt64
+
+    /// Elements pushed to the consuming task in one async sample, and the samples taken.
+    var asyncElements: Int
+    var asyncSamples: Int
+
+    /// Appends (onto an empty array) in one array-append sample, and the samples taken.
+    var arrayAppends: Int
+    var arrayAppendSamples: Int
+
+    /// The diffed arrays' length, the elements deleted (and as many inserted), the samples taken
+    /// and how long one sample (several diffs) should last.
+    var diffSize: Int
+    var diffChanges: Int
+    var diffSamples: Int
+    var diffSampleNanoseconds: UInt64
+
     /// The size the targets name for churn, lookup and memory ("at N = 1M").
     var largeSize: Int { churnSizes.max() ?? 0 }
 
@@ -56,7 +77,18 @@ struct Plan: Sendable {
         memorySize: 1_000_000,
         memorySamples: 3,
         contentionIterations: 20_000,
-        contentionSamples: 7
+        contentionSamples: 7,
+        valueSetSizes: [1, 10, 1_000],
+        valueSetSamples: 15,
+        valueSetSampleNanoseconds: 20_000_000,
+        asyncElements: 100_000,
+        asyncSamples: 7,
+        arrayAppends: 100_000,
+        arrayAppendSamples: 7,
+        diffSize: 10_000,
+        diffChanges: 50,
+        diffSamples: 15,
+        diffSampleNanoseconds: 20_000_000
     )
 
     static let smoke = Plan(
@@ -75,6 +107,17 @@ struct Plan: Sendable {
         memorySize: 10_000,
         memorySamples: 1,
         contentionIterations: 500,
-        contentionSamples: 2
+        contentionSamples: 2,
+        valueSetSizes: [1, 10, 1_000],
+        valueSetSamples: 3,
+        valueSetSampleNanoseconds: 1_000_000,
+        asyncElements: 5_000,
+        asyncSamples: 2,
+        arrayAppends: 10_000,
+        arrayAppendSamples: 2,
+        diffSize: 10_000,
+        diffChanges: 50,
+        diffSamples: 2,
+        diffSampleNanoseconds: 1_000_000
     )
 }
