@@ -4,8 +4,8 @@ import ObserverGraph
 public enum QueueEvent: Equatable, Sendable, CustomStringConvertible {
     /// A new item was stored and queued at `position`.
     case added(QueueItemSnapshot, position: Int)
-    /// A new item was stored but does not qualify for the queue today.
-    case stored(QueueItemSnapshot)
+    /// A new item was stored but does not qualify for the queue today, for the reason given.
+    case stored(QueueItemSnapshot, because: String)
     /// An item left the queue from `position` because it stopped qualifying (it stays stored).
     case left(QueueItemSnapshot, position: Int, because: String)
     /// A stored item qualified again and joined the end of the queue.
@@ -23,7 +23,7 @@ public enum QueueEvent: Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .added(let item, let position): "added \(item) at position \(position)"
-        case .stored(let item): "stored \(item) (not queued today)"
+        case .stored(let item, let reason): "stored \(item) (not queued: \(reason))"
         case .left(let item, let position, let reason):
             "removed \(item) from position \(position) (\(reason))"
         case .entered(let item, let position, let reason):

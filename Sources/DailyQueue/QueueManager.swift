@@ -98,7 +98,7 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
             report(.added(item.snapshot, position: queue.count))
         } else {
             try save()
-            report(.stored(item.snapshot))
+            report(.stored(item.snapshot, because: rule.reasonNotQueued(item.snapshot, on: currentDay)))
         }
         return item
     }

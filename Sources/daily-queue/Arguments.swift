@@ -25,7 +25,9 @@ struct Arguments {
                 if let equals = word.firstIndex(of: "=") {
                     values[String(word[..<equals])] = String(word[word.index(after: equals)...])
                 } else if Self.valued.contains(word) {
-                    guard index < raw.count else { throw UsageError("\(word) needs a value") }
+                    guard index < raw.count, !raw[index].hasPrefix("--") else {
+                        throw UsageError("\(word) needs a value")
+                    }
                     values[word] = raw[index]
                     index += 1
                 } else {

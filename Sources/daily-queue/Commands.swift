@@ -79,7 +79,7 @@ enum Help {
             CommandHelp(
                 usage: "daily-queue today [DAY]", summary: "show, or change, the queue's current day",
                 details:
-                    "Changing the day re-checks every item in one change: items not due leave, items due join."
+                    "The current day is saved in the store and changes only with this command (it does not follow the calendar), so a queue can be prepared for another day.\nChanging the day re-checks every item in one change: items not due leave, items due join."
             )
         ),
         (
@@ -105,6 +105,22 @@ enum Help {
         guard let command else { return overview }
         guard let help = commands.first(where: { $0.0 == command })?.1 else { return nil }
         return "usage: \(help.usage)\n\n\(help.summary).\n\(help.details)\n\(storeNote)"
+    }
+
+    /// What `help` shows inside the repl: only the commands that work there.
+    static var replOverview: String {
+        let inRepl = commands.filter { !["demo", "repl", "graph"].contains($0.0) }
+        let width = inRepl.map(\.0.count).max() ?? 0
+        let lines = inRepl.map {
+            "  \($0.0.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.1.summary)"
+        }
+        return """
+            repl commands (as on the command line, without `daily-queue` and `--store`):
+            \(lines.joined(separator: "\n"))
+              help [COMMAND]  this list, or one command's help
+              quit            end (so does the end of the input)
+            The repl exits with status 1 if any line failed.
+            """
     }
 
     static let storeNote =
@@ -177,7 +193,8 @@ struct Tool {
                 return 0
             }
         } catch let error as UsageError {
-            err("daily-queue: \(error) (see daily-queue --help)")
+            let known = raw.first.flatMap { first in Help.commands.first { $0.0 == first }?.0 }
+            err("daily-queue: \(error) (see daily-queue \(known.map { "\($0) " } ?? "")--help)")
             return 2
         } catch {
             err("daily-queue: \(error)")
@@ -277,7 +294,9 @@ struct Tool {
                 _ = arguments.popCommand()
                 if command == "help" || arguments.flags.contains("--help") {
                     let topic = command == "help" ? arguments.words.first : command
-                    out(Help.text(for: topic) ?? "unknown command \(topic ?? "")")
+                    out(
+                        topic == nil
+                            ? Help.replOverview : Help.text(for: topic) ?? "unknown command \(topic!)")
                     continue
                 }
                 guard Help.commands.contains(where: { $0.0 == command }),
@@ -365,7 +384,9 @@ enum Table {
             all
             ? "All \(items.count) stored item(s); today is \(manager.currentDay):"
             : "\(manager.currentDay)'s queue (\(items.count) item(s)):"
-        guard !items.isEmpty else { return title + "\n  (none)" }
+        guard !items.isEmpty else {
+            return title + (all ? "\n  (none)" : "\n  (none; `list --all` shows every stored item)")
+        }
         let rows =
             [["pos", "id", "title", "day", "done"]]
             + items.map { item in

@@ -22,8 +22,10 @@ struct Demo {
             """
             daily-queue demo: the scenarios of the source document, on a fresh in-memory queue.
             The queue is for Tuesday (day 2) and keeps items that are done and due that day.
-            Each diagram is recorded from the real observer callbacks; one column is one step.
-            O: an event; T/F, 2/3: values; !: unsubscribed; (ab): several at one step;
+            Each diagram is recorded from the real observer callbacks. Each step of a virtual
+            clock is one column, as wide as the widest mark in it.
+            O: an event; T/F, 2/3: values; !: unsubscribed; [+x]/[-x]: subscribed to/from x;
+            (ab): several at one step; remove(x): x left the queue (it stays stored);
             changeset: +i inserted, -i deleted, f→t moved (indices), =: the first, empty view.
 
             """)
@@ -159,7 +161,7 @@ final class Tap: QueueManagerObserver {
 
     func queueManager(_ manager: QueueManager, didReport event: QueueEvent) {
         switch event {
-        case .added(let item, _), .stored(let item): mark(.add, item.title)
+        case .added(let item, _), .stored(let item, _): mark(.add, item.title)
         case .entered(let item, _, _): mark(.enter, item.title)
         case .left(let item, _, _), .deleted(let item, _): mark(.remove, item.title)
         case .moved(let item, _, _): mark(.move, item.title)

@@ -70,7 +70,7 @@ struct CommandLineTests {
         result = try run("add", "Dishes", "--store", store, "--done")
         #expect(result.out == "added #2 \"Dishes\" at position 2\n")
         result = try run("add", "Taxes", "--day", "fri", "--store", store)
-        #expect(result.out == "stored #3 \"Taxes\" (not queued today)\n")
+        #expect(result.out == "stored #3 \"Taxes\" (not queued: not done)\n")
         result = try run("move", "2", "1", "--store", store)
         #expect(result.out == "moved #2 \"Dishes\" from position 2 to 1\n")
         result = try run("undone", "#1", "--store", store)
@@ -122,20 +122,20 @@ struct CommandLineTests {
             (["done", "9", "--store", store], 1, "daily-queue: no item #9\n"),
             (
                 ["set-day", "1", "Funday", "--store", store], 2,
-                "daily-queue: Funday is not a day (use Monday…Sunday, mon…sun, or 1…7) (see daily-queue --help)\n"
+                "daily-queue: Funday is not a day (use Monday…Sunday, mon…sun, or 1…7) (see daily-queue set-day --help)\n"
             ),
             (["move", "1", "5", "--store", store], 1, "daily-queue: position 5 is not in 1...1\n"),
             (
                 ["move", "1", "x", "--store", store], 2,
-                "daily-queue: POSITION must be a number, not x (see daily-queue --help)\n"
+                "daily-queue: POSITION must be a number, not x (see daily-queue move --help)\n"
             ),
             (
                 ["done", "--store", store], 2,
-                "daily-queue: done takes <ID>, got 0 argument(s) (see daily-queue --help)\n"
+                "daily-queue: done takes <ID>, got 0 argument(s) (see daily-queue done --help)\n"
             ),
             (
                 ["add", "X", "--frequently", "--store", store], 2,
-                "daily-queue: add does not take --frequently (see daily-queue --help)\n"
+                "daily-queue: add does not take --frequently (see daily-queue add --help)\n"
             ),
         ]
         for (arguments, status, message) in cases {
@@ -144,6 +144,9 @@ struct CommandLineTests {
             #expect(result.err == message, "\(arguments)")
             #expect(result.out.isEmpty, "\(arguments)")
         }
+        let missingValue = try DailyQueueCommand.run(["add", "X", "--day", "--store", store])
+        #expect(missingValue.status == 2)
+        #expect(missingValue.err == "daily-queue: --day needs a value (see daily-queue add --help)\n")
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
 
         let blocked = try temporaryFolder().appendingPathComponent("file")
@@ -161,6 +164,22 @@ struct CommandLineTests {
                 == "daily-queue: the store \(corrupt.path) is corrupt (not a daily-queue file); it was left untouched\n"
         )
         #expect(try Data(contentsOf: corrupt) == Data("not json".utf8))
+    }
+
+    @Test("The repl's help lists what works in the repl; an empty queue points to list --all")
+    func replHelpAndEmptyQueue() throws {
+        _ = try run("today", "Monday", "--store", store)
+        let result = try run("repl", "--store", store, input: "help\nlist\n")
+        let lines = result.out.split(separator: "\n").map(String.init)
+        #expect(lines.first == "repl commands (as on the command line, without `daily-queue` and `--store`):")
+        #expect(
+            !lines.contains { $0.hasPrefix("  demo") || $0.hasPrefix("  graph") || $0.hasPrefix("  repl") })
+        #expect(lines.contains("  quit            end (so does the end of the input)"))
+        #expect(
+            lines.suffix(2) == [
+                "Monday's queue (0 item(s)):", "  (none; `list --all` shows every stored item)",
+            ])
+        #expect(result.status == 0)
     }
 
     @Test("--help works for the tool and for every command")

@@ -124,7 +124,8 @@ struct QueueManagerTests {
         #expect(!manager.isSubscribed(to: later) && !manager.isSubscribed(to: undone))
         #expect(
             recorder.events == [
-                "stored #1 \"Later\" (not queued today)", "stored #2 \"Undone\" (not queued today)",
+                "stored #1 \"Later\" (not queued: due Friday, today is Tuesday)",
+                "stored #2 \"Undone\" (not queued: not done)",
             ])
     }
 

@@ -39,7 +39,8 @@ for family in Registry.families where options.only?.contains(family.id) ?? true 
     family.run(plan, report)
 }
 report.computeRatios()
-Targets.evaluate(report, plan: plan)
+// Targets are judged on full runs only: a smoke run's sizes and samples say nothing about them.
+if options.mode != .smoke { Targets.evaluate(report, plan: plan) }
 progress("done")
 
 print("")
