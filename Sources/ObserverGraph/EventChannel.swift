@@ -25,7 +25,7 @@ public final class EventChannel<Value: Sendable>: GraphEventSource<Value>, @unch
     /// Callbacks: observers' handlers.
     /// - Returns: `false` (and delivers nothing) if the channel has terminated.
     /// - Complexity: O(n) for the delivery to n observers.
-    @discardableResult
+    @inlinable @discardableResult
     public func send(_ value: Value) -> Bool {
         _send(value)
     }

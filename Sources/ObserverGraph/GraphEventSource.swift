@@ -27,7 +27,7 @@ import Dispatch
 public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Sendable {
     /// The node that holds this source's observers.
     public let graphNode = GraphNode()
-    let pipeline: GraphLock<_SourceState<Value>>
+    @usableFromInline let pipeline: GraphLock<_SourceState<Value>>
 
     init(current: Value?) {
         pipeline = GraphLock(_SourceState(current: current))
@@ -129,7 +129,8 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     }
 
     /// Queues `.value(value)` for every observer; `false` if terminated.
-    func _send(_ value: Value) -> Bool {
+    @inlinable
+    final func _send(_ value: Value) -> Bool {
         let (accepted, mustDrain) = pipeline.withLock { state -> (Bool, Bool) in
             guard state.terminal == nil else { return (false, false) }
             return (true, state.enqueue(.broadcast(.value(value), sequence: state.takeSequence())))
@@ -145,14 +146,16 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     }
 
     /// The current value and its version, for optimistic read-modify-write.
-    func _snapshot() -> (value: Value, version: UInt64) {
+    @inlinable
+    final func _snapshot() -> (value: Value, version: UInt64) {
         pipeline.withLock { ($0.current!, $0.version) }
     }
 
     /// Stores `newValue` and queues its delivery if the value is still at `version`: `.stale`
     /// when another change landed meanwhile (try again), `.terminated` when the source has
     /// terminated (the change is dropped). The replaced value is released after unlocking.
-    func _commit(_ newValue: Value, ifVersion version: UInt64) -> _CommitOutcome {
+    @inlinable
+    final func _commit(_ newValue: Value, ifVersion version: UInt64) -> _CommitOutcome {
         let (outcome, replaced, mustDrain) = pipeline.withLock { state -> (_CommitOutcome, Value?, Bool) in
             guard state.terminal == nil else { return (.terminated, nil, false) }
             guard state.version == version else { return (.stale, nil, false) }
@@ -173,7 +176,8 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// otherwise `body` runs again on the newer value. After termination the change is dropped.
     /// Returns the result of the run that counted, and `accepted == false` when the source had
     /// terminated (the change was dropped). Check and commit happen in one critical section.
-    func _readModifyWrite<Result>(_ body: (Value) throws -> (newValue: Value?, result: Result)) rethrows
+    @inlinable
+    final func _readModifyWrite<Result>(_ body: (Value) throws -> (newValue: Value?, result: Result)) rethrows
         -> (result: Result, accepted: Bool)
     {
         while true {
@@ -195,7 +199,8 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// Changes the current value in place under the lock and, when `body` says it changed,
     /// queues the new value as an event. `body` must not run user code; what it returns is
     /// released by the caller, after unlocking. Returns `nil` if the source has terminated.
-    func _mutateCurrent<Result>(_ body: (inout Value) -> (changed: Bool, result: Result)) -> Result? {
+    @inlinable
+    final func _mutateCurrent<Result>(_ body: (inout Value) -> (changed: Bool, result: Result)) -> Result? {
         let (result, mustDrain) = pipeline.withLock { state -> (Result?, Bool) in
             guard state.terminal == nil else { return (nil, false) }
             let (changed, result) = body(&state.current!)
@@ -210,21 +215,23 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
 
     /// Delivers queued actions until the queue is empty. Only one thread drains at a time; the
     /// others just queue.
-    func _drain() {
+    @inlinable
+    final func _drain() {
         while let action = pipeline.withLock({ $0.next() }) {
             switch action {
             case .broadcast(let event, let sequence):
-                deliver(event, upTo: sequence)
+                _deliver(event, upTo: sequence)
             case .replay(let event, let sink):
                 sink.deliver(event)
             case .terminate(let event, let sequence):
-                deliver(event, upTo: sequence)
+                _deliver(event, upTo: sequence)
                 unsubscribeAll()
             }
         }
     }
 
-    private func deliver(_ event: GraphEvent<Value>, upTo sequence: UInt64) {
+    @inlinable
+    final func _deliver(_ event: GraphEvent<Value>, upTo sequence: UInt64) {
         broadcast(as: _EventSink<Value>.self) { sink in
             if sink.firstSequence < sequence { sink.deliver(event) }
         }
@@ -232,11 +239,13 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
 }
 
 /// What an optimistic commit did.
+@usableFromInline
 enum _CommitOutcome {
     case committed, stale, terminated
 }
 
 /// What the drain loop does next.
+@usableFromInline
 enum _SourceAction<Value: Sendable> {
     /// Deliver to every observer that joined before `sequence`.
     case broadcast(GraphEvent<Value>, sequence: UInt64)
@@ -248,27 +257,30 @@ enum _SourceAction<Value: Sendable> {
 
 /// The state of a source, a pure state machine: each mutation says whether the caller must start
 /// draining; the caller performs the actions after unlocking.
+@usableFromInline
 struct _SourceState<Value: Sendable> {
     /// The current value (`ObservableValue` only).
-    var current: Value?
+    @usableFromInline var current: Value?
     /// Bumped by every change of `current`, for optimistic read-modify-write.
-    var version: UInt64 = 0
-    var terminal: GraphEvent<Value>?
-    private var pending: [_SourceAction<Value>?] = []
-    private var head = 0
-    private var draining = false
-    private var nextSequence: UInt64 = 1
+    @usableFromInline var version: UInt64 = 0
+    @usableFromInline var terminal: GraphEvent<Value>?
+    @usableFromInline var pending: [_SourceAction<Value>?] = []
+    @usableFromInline var head = 0
+    @usableFromInline var draining = false
+    @usableFromInline var nextSequence: UInt64 = 1
 
     init(current: Value?) {
         self.current = current
     }
 
+    @inlinable
     mutating func takeSequence() -> UInt64 {
         defer { nextSequence &+= 1 }
         return nextSequence
     }
 
     /// Queues `action`; returns `true` when nobody is draining, so the caller must drain.
+    @inlinable
     mutating func enqueue(_ action: _SourceAction<Value>) -> Bool {
         pending.append(action)
         if draining { return false }
@@ -278,6 +290,7 @@ struct _SourceState<Value: Sendable> {
 
     /// The next action, moved out of the queue (so that whatever it holds is released by the
     /// caller, after unlocking); `nil` when the queue is empty, which ends the drain.
+    @inlinable
     mutating func next() -> _SourceAction<Value>? {
         if head < pending.count {
             let action = pending[head]

@@ -13,7 +13,7 @@
 /// Thread safety: `Sendable`; every member is safe from any thread. `update` never loses a
 /// concurrent change.
 public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @unchecked Sendable {
-    private let isEqual: (@Sendable (Value, Value) -> Bool)?
+    @usableFromInline let isEqual: (@Sendable (Value, Value) -> Bool)?
 
     /// A value that delivers every set, equal or not.
     ///
@@ -43,6 +43,7 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     /// Thread safety: safe from any thread. A set after termination is ignored.
     /// Callbacks: observers' handlers, for a set (on this thread unless another is delivering).
     /// - Complexity: O(1) to get; a set is O(n) for the delivery to n observers.
+    @inlinable
     public var value: Value {
         get { _snapshot().value }
         set { update { $0 = newValue } }
@@ -67,7 +68,7 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     /// Callbacks: `body` (one or more times), then observers' handlers for the new value.
     /// - Returns: what `body` returned on the run that was committed.
     /// - Complexity: O(1) per attempt plus the delivery to n observers, O(n).
-    @discardableResult
+    @inlinable @discardableResult
     public func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try _readModifyWrite { seen in
             var proposed = seen

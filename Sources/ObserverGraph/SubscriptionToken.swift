@@ -109,14 +109,15 @@ protocol _SubscriptionTarget: AnyObject, Sendable {
 
 /// A closure observer: a real `GraphObserver` in its source's observer list, kept alive by its
 /// token (the source holds it weakly, like any class observer).
+@usableFromInline
 final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @unchecked Sendable {
-    typealias Handler = @Sendable (GraphEvent<Value>) -> Void
+    @usableFromInline typealias Handler = @Sendable (GraphEvent<Value>) -> Void
 
     /// The sequence number of the source's queue at the moment it joined: it receives the
     /// broadcasts queued after that, never the earlier ones.
-    let firstSequence: UInt64
-    let queue: DispatchQueue?
-    private let state: GraphLock<_SinkState<Value>>
+    @usableFromInline let firstSequence: UInt64
+    @usableFromInline let queue: DispatchQueue?
+    @usableFromInline let state: GraphLock<_SinkState<Value>>
     // Written once, in init; read from any thread.
     private weak var source: GraphEventSource<Value>?
 
@@ -131,6 +132,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     }
 
     /// Delivers `event` now, or on the sink's queue (in order, when the queue is serial).
+    @inlinable
     func deliver(_ event: GraphEvent<Value>) {
         if let queue {
             queue.async { self.deliverNow(event) }
@@ -139,7 +141,8 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         }
     }
 
-    private func deliverNow(_ event: GraphEvent<Value>) {
+    @inlinable
+    func deliverNow(_ event: GraphEvent<Value>) {
         let thread = _currentThreadID()
         let handler: Handler? = state.withLock { state in
             guard let handler = state.handler else { return nil }
@@ -188,16 +191,17 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     }
 
     /// `closure@abcd`: a closure observer in diagrams and graph exports.
-    var graphDisplayName: String {
+    @usableFromInline var graphDisplayName: String {
         "closure@" + observerID.shortID
     }
 }
 
+@usableFromInline
 struct _SinkState<Value: Sendable> {
     /// `nil` once cancelled or terminated.
-    var handler: _EventSink<Value>.Handler?
+    @usableFromInline var handler: _EventSink<Value>.Handler?
     /// The threads running the handler right now (several with a concurrent queue).
-    var inFlight: [UInt] = []
+    @usableFromInline var inFlight: [UInt] = []
     /// Cancellers on other threads waiting for the running delivery to end.
-    var waiters: [DispatchSemaphore] = []
+    @usableFromInline var waiters: [DispatchSemaphore] = []
 }

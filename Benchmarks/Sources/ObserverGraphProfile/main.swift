@@ -47,6 +47,7 @@ let workloads = [
     "unsubscribe-tracking": "unsubscribe n tracking observers, oldest first",
     "lookup": "isSubscribed for n subscribed plain observers",
     "lookup-absent": "isSubscribed for n plain observers that are not subscribed",
+    "valueset": "set an ObservableValue<Int> observed by one closure, n times",
 ]
 
 let arguments = CommandLine.arguments
@@ -109,6 +110,13 @@ func measuredSection(_ f: Fixture) -> Int {
         for tracker in f.trackers where f.subject.subscribe(tracker) != nil { result &+= 1 }
     case "unsubscribe-tracking":
         for tracker in f.trackers where f.subject.unsubscribe(tracker) != nil { result &+= 1 }
+    case "valueset":
+        let value = ObservableValue(0)
+        let sum = GraphLock(0)
+        let token = value.observeValues { v in sum.withLock { $0 &+= v } }
+        for i in 0..<f.observers.count { value.value = i }
+        result = sum.withLock { $0 }
+        withExtendedLifetime(token) {}
     case "lookup", "lookup-absent":
         for observer in f.observers where f.subject.isSubscribed(observer) { result &+= 1 }
     default:
