@@ -267,9 +267,9 @@ public struct ArrayChangesetError: Error, Equatable, CustomStringConvertible {
 /// Thread safety: a value type; `Sendable` when `Element` is.
 public struct ArrayChange<Element> {
     /// The array after the change.
-    public internal(set) var array: [Element]
+    public var array: [Element]
     /// How `array` differs from the previous array.
-    public internal(set) var changeset: ArrayChangeset
+    public var changeset: ArrayChangeset
 
     /// A change to `array` described by `changeset`.
     ///

@@ -75,9 +75,9 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// Callbacks: observers' handlers.
     /// - Returns: `false` (and changes nothing) if the array has terminated.
     /// - Complexity: amortized O(1) plus the delivery to n observers, O(n).
-    @discardableResult
+    @inlinable @discardableResult
     public func append(_ element: Element) -> Bool {
-        mutate { change in
+        _mutateCurrent { change in
             change.array.append(element)
             change.changeset = ArrayChangeset(inserts: [change.array.count - 1])
             return (true, ())
@@ -90,10 +90,10 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// Callbacks: observers' handlers, once.
     /// - Returns: `false` (and changes nothing) if the array has terminated.
     /// - Complexity: O(k) plus the delivery, k = elements.count.
-    @discardableResult
+    @inlinable @discardableResult
     public func append(contentsOf elements: some Sequence<Element>) -> Bool {
         let added = Array(elements)
-        return mutate { change in
+        return _mutateCurrent { change in
             guard !added.isEmpty else { return (false, ()) }
             let start = change.array.count
             change.array.append(contentsOf: added)
