@@ -49,6 +49,9 @@ public enum QueueItemChange: Equatable, Sendable, CustomStringConvertible {
     case dayOfTheWeek(from: Weekday, to: Weekday)
 
     /// For people: `done became false`, `day became Wednesday`.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
     public var description: String {
         switch self {
         case .done(_, let to): "done became \(to)"

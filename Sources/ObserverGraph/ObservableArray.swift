@@ -178,7 +178,7 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// - Complexity: O(count) plus the delivery.
     @discardableResult
     public func removeAll() -> Bool {
-        let removed = mutate { change -> (Bool, [Element]) in
+        let removed = _mutateCurrent { change -> (changed: Bool, result: [Element]) in
             guard !change.array.isEmpty else { return (false, []) }
             let removed = change.array
             change.changeset = ArrayChangeset(deletes: Array(removed.indices))
@@ -218,7 +218,7 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// - Complexity: O(old + new) plus the delivery.
     @discardableResult
     public func replace(with elements: [Element]) -> Bool {
-        let removed = mutate { change -> (Bool, [Element]) in
+        let removed = _mutateCurrent { change -> (changed: Bool, result: [Element]) in
             let removed = change.array
             change.changeset = .reload(oldCount: removed.count, newCount: elements.count)
             change.array = elements
@@ -236,14 +236,6 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
             let unchanged = changeset.isEmpty && current.array.count == elements.count
             return (unchanged ? nil : ArrayChange(array: elements, changeset: changeset), ())
         }.accepted
-    }
-
-    /// In-place mutation under the lock; `body` returns whether it changed the array.
-    private func mutate<Result>(_ body: (inout ArrayChange<Element>) -> (Bool, Result)) -> Result? {
-        _mutateCurrent { change in
-            let (changed, result) = body(&change)
-            return (changed, result)
-        }
     }
 
     /// In-place mutation that may refuse with an error (and change nothing).
