@@ -61,7 +61,7 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
         let queued = items.filter { $0.queuePosition != nil }.sorted { $0.queuePosition! < $1.queuePosition! }
         queue.replace(with: queued)
         renumber()
-        for item in queued { item.subscribe(self) }
+        for item in queued { item.addObserver(self) }
     }
 
     /// The manager's name in graph pictures, with its day: `queue manager (Tuesday)`.
@@ -187,9 +187,9 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
         }
         for item in leaving {
             item.queuePosition = nil
-            item.unsubscribe(self)
+            item.removeObserver(self)
         }
-        for item in joining { item.subscribe(self) }
+        for item in joining { item.addObserver(self) }
         renumber()
         try save()
         report(.dayChanged(from: previous, to: day))
@@ -276,14 +276,14 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     private func enqueue(_ item: QueueItem) {
         queue.append(item)
         item.queuePosition = queue.count
-        item.subscribe(self)
+        item.addObserver(self)
     }
 
     private func dequeue(_ item: QueueItem) {
         guard let index = queue.array.firstIndex(where: { $0 === item }) else { return }
         _ = try? queue.remove(at: index)
         item.queuePosition = nil
-        item.unsubscribe(self)
+        item.removeObserver(self)
         renumber()
     }
 

@@ -38,10 +38,10 @@ public final class QueueViewModel: GraphTrackingObserver, QueueManagerObserver {
         state.value = .loading
         do {
             let manager = try QueueManager(store: store, rule: rule, startDay: startDay)
-            self.manager?.unsubscribe(self)
+            self.manager?.removeObserver(self)
             self.manager = manager
             rows = manager.queue.map(\.snapshot)
-            manager.subscribe(self)
+            manager.addObserver(self)
             refresh()
         } catch {
             state.value = .error(error)

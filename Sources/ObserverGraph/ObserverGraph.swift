@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: MIT
+// Copyright (c) 2026 The ObserverGraph authors. MIT License: the full text is in the package's LICENSE file.
 // ObserverGraph.swift
 //
 // The core of ObserverGraph, in ONE file. Copy this file into any Swift 6 target and it compiles
@@ -281,7 +283,7 @@ public protocol GraphObserver {
     func didSubscribe(to observable: any GraphObservable)
 
     /// Called once after this observer was removed from `observable` by `unsubscribe`, or by
-    /// `unsubscribeAll` / `unsubscribeFromAll`.
+    /// `removeAllObservers` / `unsubscribeFromAll`.
     ///
     /// Runs on the thread that removed it, with no lock held. Not called when the edge
     /// disappears because `observable` was deallocated.
@@ -307,7 +309,7 @@ public protocol GraphObserver {
 ///         let graphNode = GraphNode()
 ///     }
 ///
-/// Everything else (`subscribe`, `unsubscribe`, `observers`, `broadcast`, ...) has a default.
+/// Everything else (`addObserver`, `removeObserver`, `observers`, `broadcast`, ...) has a default.
 ///
 /// Thread safety: every default implementation is safe to call from any thread.
 public protocol GraphObservable: AnyObject {
@@ -366,7 +368,7 @@ extension GraphObserver {
     /// - Complexity: O(1).
     public var _graphTrackingNode: GraphNode? { nil }
 
-    /// Subscribes this observer to `observable`; the same as `observable.subscribe(self)`.
+    /// Subscribes this observer to `observable`; the same as `observable.addObserver(self)`.
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: on success, `didSubscribe(to:)` then `observer(_:didSubscribe: true)`.
@@ -374,10 +376,10 @@ extension GraphObserver {
     /// - Complexity: expected O(1).
     @discardableResult
     public func subscribe(to observable: any GraphObservable) -> Bool {
-        observable.subscribe(self) != nil
+        observable.addObserver(self) != nil
     }
 
-    /// Removes this observer from `observable`; the same as `observable.unsubscribe(self)`.
+    /// Removes this observer from `observable`; the same as `observable.removeObserver(self)`.
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: on success, `didUnsubscribe(from:)` then `observer(_:didSubscribe: false)`.
@@ -385,7 +387,7 @@ extension GraphObserver {
     /// - Complexity: expected O(1).
     @discardableResult
     public func unsubscribe(from observable: any GraphObservable) -> Bool {
-        observable.unsubscribe(self) != nil
+        observable.removeObserver(self) != nil
     }
 
     /// Whether this observer is subscribed to `observable` right now ("am I subscribed").
@@ -395,7 +397,7 @@ extension GraphObserver {
     /// Callbacks: none.
     /// - Complexity: expected O(1).
     public func isSubscribed(to observable: any GraphObservable) -> Bool {
-        observable.isSubscribed(self)
+        observable.hasObserver(self)
     }
 
     /// The node of this observer if it is a tracking observer. The protocol hook answers without
@@ -538,7 +540,7 @@ extension GraphTrackingObserver {
         var removed: [any GraphObservable] = []
         for object in live {
             let observable = _graphObservable(object)
-            if observable.unsubscribe(self) != nil { removed.append(observable) }
+            if observable.removeObserver(self) != nil { removed.append(observable) }
         }
         return removed
     }
@@ -566,7 +568,7 @@ extension GraphObservable {
     /// - Complexity: expected O(1) (amortized; an occasional O(n) sweep drops deallocated
     ///   observers, and the first change made while a broadcast is running copies the list).
     @discardableResult
-    public func subscribe<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
+    public func addObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
         let (added, sweepDue) = _subscribeDeferringSweep(observer)
         if sweepDue { graphNode._sweepDeadObservers() }
         return added ? observer : nil
@@ -629,7 +631,7 @@ extension GraphObservable {
     /// - Returns: `observer` if it was removed; `nil` if it was not subscribed (nothing fires).
     /// - Complexity: expected O(1) (amortized).
     @discardableResult
-    public func unsubscribe<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
+    public func removeObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
         let node = graphNode
         let removed: _Removed?
         if let trackerNode = observer._graphTrackingNodeOrCast {
@@ -657,7 +659,7 @@ extension GraphObservable {
     /// - Returns: the removed observers, in registration order.
     /// - Complexity: O(n), n = number of observers.
     @discardableResult
-    public func unsubscribeAll() -> [any GraphObserver] {
+    public func removeAllObservers() -> [any GraphObserver] {
         let node = graphNode
         var detached = node._state.withLock { $0.observers.detachAll() }
         for i in detached.indices where !detached[i].removed {
@@ -686,7 +688,7 @@ extension GraphObservable {
     /// other threads change the graph.
     /// Callbacks: none.
     /// - Complexity: expected O(1).
-    public func isSubscribed(_ observer: some GraphObserver) -> Bool {
+    public func hasObserver(_ observer: some GraphObserver) -> Bool {
         let key = observer._graphEdgeKey
         let live: AnyObject? = graphNode._state.withLock { $0.observers.liveObject(for: key) }
         return live != nil
@@ -735,6 +737,49 @@ extension GraphObservable {
     @discardableResult
     public func broadcast<T>(as type: T.Type = T.self, _ body: (T) throws -> Void) rethrows -> Int {
         try graphNode._broadcast(as: type, body)
+    }
+}
+
+// MARK: - Renamed in 0.2.0
+
+// The observable side used to say `subscribe(_:)`; on an object that is observable and observer,
+// `x.subscribe(y)` and `x.subscribe(to: y)` then did opposite things. "Subscribe" is now always
+// what an observer does; an observable adds and removes observers. These spellings stay for one
+// release so that existing code compiles, with a fix-it.
+extension GraphObservable {
+    /// Renamed `addObserver(_:)`.
+    ///
+    /// Thread safety, callbacks and complexity: see `addObserver(_:)`.
+    @available(*, deprecated, renamed: "addObserver(_:)")
+    @discardableResult
+    public func subscribe<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
+        addObserver(observer)
+    }
+
+    /// Renamed `removeObserver(_:)`.
+    ///
+    /// Thread safety, callbacks and complexity: see `removeObserver(_:)`.
+    @available(*, deprecated, renamed: "removeObserver(_:)")
+    @discardableResult
+    public func unsubscribe<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
+        removeObserver(observer)
+    }
+
+    /// Renamed `removeAllObservers()`.
+    ///
+    /// Thread safety, callbacks and complexity: see `removeAllObservers()`.
+    @available(*, deprecated, renamed: "removeAllObservers()")
+    @discardableResult
+    public func unsubscribeAll() -> [any GraphObserver] {
+        removeAllObservers()
+    }
+
+    /// Renamed `hasObserver(_:)`.
+    ///
+    /// Thread safety, callbacks and complexity: see `hasObserver(_:)`.
+    @available(*, deprecated, renamed: "hasObserver(_:)")
+    public func isSubscribed(_ observer: some GraphObserver) -> Bool {
+        hasObserver(observer)
     }
 }
 

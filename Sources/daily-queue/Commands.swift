@@ -179,7 +179,7 @@ struct Tool {
                 try arguments.allow(["--mermaid"], command: "graph")
                 let manager = try open(storeURL(arguments))
                 let printer = EventPrinter(out)
-                manager.subscribe(printer)
+                manager.addObserver(printer)
                 out(GraphExport.render(manager: manager, mermaid: arguments.flags.contains("--mermaid")))
                 return 0
             case let command?:
@@ -188,7 +188,7 @@ struct Tool {
                 }
                 let manager = try open(storeURL(arguments))
                 let printer = EventPrinter(out)
-                manager.subscribe(printer)
+                manager.addObserver(printer)
                 try perform(command, arguments, on: manager)
                 return 0
             }
@@ -273,7 +273,7 @@ struct Tool {
     func repl(_ url: URL) throws -> Int32 {
         let manager = try open(url)
         let printer = EventPrinter(out)
-        manager.subscribe(printer)
+        manager.addObserver(printer)
         var failures = 0
         if interactive { out("daily-queue repl on \(url.path): type `help`, or `quit` to end.") }
         while true {

@@ -93,7 +93,7 @@ struct Demo {
         let queue = RecordingObserver<ArrayChange<QueueItem>>(clock: clock, name: "queue")
         queue.record(manager.queue)
         let tap = Tap(clock: clock, single: watched != nil)
-        manager.subscribe(tap)
+        manager.addObserver(tap)
         var itemRow: (() -> MarbleRow)?
         var cancel: [() -> Void] = [queue.cancel]
         var failure: (any Error)?
@@ -118,7 +118,7 @@ struct Demo {
         }
         clock.run()
         clock.advance(by: 1)
-        manager.unsubscribe(tap)
+        manager.removeObserver(tap)
         defer { for stop in cancel { stop() } }
         if let failure { throw failure }
         let tapRows = tap.rows()

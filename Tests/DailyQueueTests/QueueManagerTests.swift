@@ -45,7 +45,7 @@ struct QueueManagerTests {
 
     func makeManager(day: Weekday = .tuesday, rule: QueueRule = .doneToday) throws -> QueueManager {
         let manager = try QueueManager(store: store, rule: rule, startDay: day)
-        manager.subscribe(recorder)
+        manager.addObserver(recorder)
         return manager
     }
 
@@ -78,7 +78,7 @@ struct QueueManagerTests {
         #expect(positions(manager) == [1, 2])
         #expect(laundry.queuePosition == nil)
         #expect(!manager.isSubscribed(to: laundry))
-        #expect(!laundry.isSubscribed(manager))
+        #expect(!laundry.hasObserver(manager))
         #expect(manager.item(laundry.id) === laundry)
         #expect(try store.load()?.items.first { $0.id == laundry.id }?.queuePosition == nil)
         #expect(recorder.events.last == "removed #2 \"Laundry\" from position 2 (done became false)")
@@ -292,7 +292,7 @@ struct FailingSaveTests {
         let store = InMemoryQueueStore()
         let manager = try QueueManager(store: store, startDay: .tuesday)
         let recorder = EventRecorder()
-        manager.subscribe(recorder)
+        manager.addObserver(recorder)
         let a = try manager.add(title: "A")
         let saves = store.saveCount
         try manager.setDone(a.id, true)

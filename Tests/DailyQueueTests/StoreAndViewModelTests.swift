@@ -176,7 +176,7 @@ struct QueueViewModelTests {
         let manager = try QueueManager(store: store, startDay: .monday)
         do {
             let model = QueueViewModel(store: store, startDay: .monday)
-            manager.subscribe(model)
+            manager.addObserver(model)
             #expect(manager.observers.count == 1)
         }
         #expect(manager.observers.isEmpty)

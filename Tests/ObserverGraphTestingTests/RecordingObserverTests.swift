@@ -83,11 +83,11 @@ struct RecordingObserverTests {
         let clock = VirtualClock()
         let wallet = Wallet()
         let label = RecordingObserver<Int>(clock: clock, name: "label")
-        clock.schedule(at: 1) { wallet.subscribe(label) }
+        clock.schedule(at: 1) { wallet.addObserver(label) }
         clock.schedule(at: 3) { wallet.increase(by: 5) }
         clock.schedule(at: 4) {
             wallet.increase(by: 10)
-            wallet.unsubscribe(label)
+            wallet.removeObserver(label)
         }
         clock.schedule(at: 5) { wallet.increase(by: 1) }
         clock.advance(to: 6)
@@ -107,8 +107,8 @@ struct RecordingObserverTests {
         // A callbacks-only recorder, as a tracking observer of two observables.
         let watcher = RecordingObserver<Never>(clock: clock, name: "watcher")
         let prices = ObservableValue(1)
-        wallet.subscribe(watcher)
-        prices.subscribe(watcher)
+        wallet.addObserver(watcher)
+        prices.addObserver(watcher)
         clock.advance()
         watcher.unsubscribeFromAll()
         #expect(

@@ -61,14 +61,14 @@ struct ConcurrencyTests {
                 let subject = subjects.randomElement(using: &random)!
                 let observer = observers.randomElement(using: &random)!
                 switch Int.random(in: 0..<100, using: &random) {
-                case 0..<40: subject.subscribe(observer)
-                case 40..<75: subject.unsubscribe(observer)
-                case 75..<80: subject.unsubscribeAll()
+                case 0..<40: subject.addObserver(observer)
+                case 40..<75: subject.removeObserver(observer)
+                case 75..<80: subject.removeAllObservers()
                 case 80..<85: (observer as? LedgerTracker)?.unsubscribeFromAll()
                 case 85..<95:
                     subject.broadcast(as: LedgerObserver.self) { $0.ledger.bump("ping \($0.index)") }
                 default:
-                    _ = subject.isSubscribed(observer)
+                    _ = subject.hasObserver(observer)
                     _ = (observer as? LedgerTracker)?.subscriptions.count ?? subject.observers.count
                 }
             }
@@ -81,7 +81,7 @@ struct ConcurrencyTests {
         var edges = 0
         for observer in observers {
             for subject in subjects {
-                let connected = subject.isSubscribed(observer) ? 1 : 0
+                let connected = subject.hasObserver(observer) ? 1 : 0
                 edges += connected
                 let key = "\(observer.index) \(subject.index)"
                 // Every successful subscribe and removal fired each callback exactly once.
@@ -110,12 +110,12 @@ struct ConcurrencyTests {
                 let observer = ledgerObserver(index: 1, ledger: ledger, tracking: tracking)
                 let wins = Counters()
                 race(threads: 4) { _ in
-                    if subject.subscribe(observer) != nil { wins.bump("win") }
+                    if subject.addObserver(observer) != nil { wins.bump("win") }
                 }
                 #expect(wins["win"] == 1)
                 let unsubscribed = Counters()
                 race(threads: 4) { _ in
-                    if subject.unsubscribe(observer) != nil { unsubscribed.bump("win") }
+                    if subject.removeObserver(observer) != nil { unsubscribed.bump("win") }
                 }
                 #expect(unsubscribed["win"] == 1)
             }
@@ -132,9 +132,9 @@ struct ConcurrencyTests {
                 let a = hubs[(thread + i) % 4]
                 let b = hubs[(thread + 3 * i + 1) % 4]
                 if i % 3 == 0 {
-                    a.subscribe(b)
+                    a.addObserver(b)
                 } else if i % 3 == 1 {
-                    b.subscribe(a)
+                    b.addObserver(a)
                 } else {
                     a.unsubscribeFromAll()
                 }
@@ -143,7 +143,7 @@ struct ConcurrencyTests {
         #expect(GraphNode.consistencyViolations(among: nodes(hubs)).isEmpty)
         for a in hubs {
             for b in hubs {
-                #expect(a.isSubscribed(b) == b.subscriptions.contains { $0 === a })
+                #expect(a.hasObserver(b) == b.subscriptions.contains { $0 === a })
             }
         }
     }
@@ -165,7 +165,7 @@ struct ConcurrencyTests {
                     let subject = subjects.randomElement(using: &random)!
                     let tracker = trackers.randomElement(using: &random)!
                     if Bool.random(using: &random) {
-                        subject.subscribe(tracker)
+                        subject.addObserver(tracker)
                     } else {
                         tracker.unsubscribeFromAll()
                     }
@@ -181,15 +181,15 @@ struct ConcurrencyTests {
             let subject = Subject("O")
             let target = Watcher("X")
             let others = (0..<8).map { Watcher("W\($0)") }
-            for watcher in others.prefix(4) { subject.subscribe(watcher) }
-            subject.subscribe(target)
-            for watcher in others.suffix(4) { subject.subscribe(watcher) }
+            for watcher in others.prefix(4) { subject.addObserver(watcher) }
+            subject.addObserver(target)
+            for watcher in others.suffix(4) { subject.addObserver(watcher) }
             let removed = GraphLock(false)
             let violations = Counters()
             race(threads: 3) { thread in
                 if thread == 0 {
                     for _ in 0..<200 { subject.broadcast(as: Watcher.self) { _ in } }
-                    subject.unsubscribe(target)
+                    subject.removeObserver(target)
                     removed.withLock { $0 = true }
                 } else {
                     for _ in 0..<2_000 {
@@ -210,7 +210,7 @@ struct ConcurrencyTests {
     func broadcastsDuringChurn() {
         let subject = Subject("O")
         let stable = (0..<16).map { Watcher("S\($0)") }
-        for watcher in stable { subject.subscribe(watcher) }
+        for watcher in stable { subject.addObserver(watcher) }
         let deliveries = Counters()
         race(threads: 4) { thread in
             if thread < 2 {
@@ -223,8 +223,8 @@ struct ConcurrencyTests {
             } else {
                 for i in 0..<2_000 {
                     let churner = Watcher("C\(thread)-\(i)")
-                    subject.subscribe(churner)
-                    subject.unsubscribe(churner)
+                    subject.addObserver(churner)
+                    subject.removeObserver(churner)
                 }
             }
         }

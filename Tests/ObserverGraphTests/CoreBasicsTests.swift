@@ -9,16 +9,16 @@ struct CoreBasicsTests {
         let subject = Subject("O", log: log)
         let watcher = Watcher("W", log: log)
 
-        #expect(subject.subscribe(watcher) === watcher)
-        #expect(subject.isSubscribed(watcher))
+        #expect(subject.addObserver(watcher) === watcher)
+        #expect(subject.hasObserver(watcher))
         #expect(watcher.isSubscribed(to: subject))
         #expect(names(subject.observers) == ["W"])
         #expect(subject.observerCount == 1)
         #expect(log.all == ["W.didSubscribe(O)", "O.observer(W, true)"])
 
         log.clear()
-        #expect(subject.unsubscribe(watcher) === watcher)
-        #expect(!subject.isSubscribed(watcher))
+        #expect(subject.removeObserver(watcher) === watcher)
+        #expect(!subject.hasObserver(watcher))
         #expect(!watcher.isSubscribed(to: subject))
         #expect(subject.observers.isEmpty)
         #expect(log.all == ["W.didUnsubscribe(O)", "O.observer(W, false)"])
@@ -28,14 +28,14 @@ struct CoreBasicsTests {
     func manyObserversInOrder() {
         let subject = Subject("O")
         let watchers = (0..<6).map { Watcher("W\($0)") }
-        for watcher in watchers { subject.subscribe(watcher) }
+        for watcher in watchers { subject.addObserver(watcher) }
         #expect(names(subject.observers) == ["W0", "W1", "W2", "W3", "W4", "W5"])
 
-        subject.unsubscribe(watchers[2])
-        subject.unsubscribe(watchers[4])
+        subject.removeObserver(watchers[2])
+        subject.removeObserver(watchers[4])
         #expect(names(subject.observers) == ["W0", "W1", "W3", "W5"])
 
-        subject.subscribe(watchers[2])
+        subject.addObserver(watchers[2])
         #expect(names(subject.observers) == ["W0", "W1", "W3", "W5", "W2"])
         var order: [String] = []
         #expect(subject.broadcast(as: Watcher.self) { order.append($0.name) } == 5)
@@ -47,11 +47,11 @@ struct CoreBasicsTests {
     func orderAfterCompaction() {
         let subject = Subject("O")
         let watchers = (0..<300).map { Watcher("W\($0)") }
-        for watcher in watchers { subject.subscribe(watcher) }
-        for (i, watcher) in watchers.enumerated() where i % 3 != 0 { subject.unsubscribe(watcher) }
+        for watcher in watchers { subject.addObserver(watcher) }
+        for (i, watcher) in watchers.enumerated() where i % 3 != 0 { subject.removeObserver(watcher) }
         let expected = watchers.enumerated().filter { $0.offset % 3 == 0 }.map(\.element.name)
         #expect(names(subject.observers) == expected)
-        for watcher in watchers { #expect(subject.isSubscribed(watcher) == expected.contains(watcher.name)) }
+        for watcher in watchers { #expect(subject.hasObserver(watcher) == expected.contains(watcher.name)) }
         #expect(GraphNode.consistencyViolations(among: [subject.graphNode]).isEmpty)
     }
 
@@ -60,10 +60,10 @@ struct CoreBasicsTests {
         let log = EventLog()
         let subject = Subject("O", log: log)
         let watcher = Watcher("W", log: log)
-        subject.subscribe(watcher)
+        subject.addObserver(watcher)
         log.clear()
 
-        #expect(subject.subscribe(watcher) == nil)
+        #expect(subject.addObserver(watcher) == nil)
         #expect(!watcher.subscribe(to: subject))
         #expect(subject.observerCount == 1)
         #expect(log.all.isEmpty)
@@ -76,13 +76,13 @@ struct CoreBasicsTests {
         let watcher = Watcher("W", log: log)
         let tracker = Tracker("T", log: log)
 
-        #expect(subject.unsubscribe(watcher) == nil)
-        #expect(subject.unsubscribe(tracker) == nil)
+        #expect(subject.removeObserver(watcher) == nil)
+        #expect(subject.removeObserver(tracker) == nil)
         #expect(!tracker.unsubscribe(from: subject))
-        subject.subscribe(watcher)
-        subject.unsubscribe(watcher)
+        subject.addObserver(watcher)
+        subject.removeObserver(watcher)
         log.clear()
-        #expect(subject.unsubscribe(watcher) == nil)
+        #expect(subject.removeObserver(watcher) == nil)
         #expect(log.all.isEmpty)
     }
 
@@ -94,16 +94,16 @@ struct CoreBasicsTests {
         let copy = first
         let second = ValueWatcher(name: "S2", log: log)
 
-        #expect(subject.subscribe(first) != nil)
-        #expect(subject.subscribe(copy) == nil)
-        #expect(subject.subscribe(second) != nil)
-        #expect(subject.isSubscribed(copy))
+        #expect(subject.addObserver(first) != nil)
+        #expect(subject.addObserver(copy) == nil)
+        #expect(subject.addObserver(second) != nil)
+        #expect(subject.hasObserver(copy))
         #expect(second.isSubscribed(to: subject))
         #expect(names(subject.observers) == ["S1", "S2"])
         #expect(subject.broadcast(as: (any Pinged).self) { $0.ping("hello") } == 2)
 
-        #expect(subject.unsubscribe(copy) != nil)
-        #expect(!subject.isSubscribed(first))
+        #expect(subject.removeObserver(copy) != nil)
+        #expect(!subject.hasObserver(first))
         #expect(
             log.all == [
                 "S1.didSubscribe(O)", "O.observer(S1, true)",
@@ -121,19 +121,19 @@ struct CoreBasicsTests {
         let c = Subject("C", log: log)
         let tracker = Tracker("T", log: log)
 
-        a.subscribe(tracker)
+        a.addObserver(tracker)
         #expect(tracker.subscribe(to: b))
-        c.subscribe(tracker)
+        c.addObserver(tracker)
         #expect(names(tracker.subscriptions) == ["A", "B", "C"])
         #expect(tracker.subscriptionCount == 3)
         #expect(tracker.isSubscribed(to: b))
-        #expect(b.isSubscribed(tracker))
+        #expect(b.hasObserver(tracker))
 
         #expect(tracker.unsubscribe(from: b))
         #expect(names(tracker.subscriptions) == ["A", "C"])
-        #expect(!b.isSubscribed(tracker))
-        b.unsubscribe(tracker)
-        a.unsubscribe(tracker)
+        #expect(!b.hasObserver(tracker))
+        b.removeObserver(tracker)
+        a.removeObserver(tracker)
         #expect(names(tracker.subscriptions) == ["C"])
         #expect(
             log.all == [
@@ -146,7 +146,7 @@ struct CoreBasicsTests {
         #expect(GraphNode.consistencyViolations(among: nodes([a, b, c, tracker])).isEmpty)
     }
 
-    @Test("The observable's unsubscribeAll removes every kind of observer, in order, once each")
+    @Test("The observable's removeAllObservers removes every kind of observer, in order, once each")
     func observableUnsubscribeAll() {
         let log = EventLog()
         let subject = Subject("O", log: log)
@@ -154,13 +154,13 @@ struct CoreBasicsTests {
         let tracker = Tracker("T", log: log)
         let value = ValueWatcher(name: "S", log: log)
         let hub = Hub("H", log: log)
-        subject.subscribe(watcher)
-        subject.subscribe(tracker)
-        subject.subscribe(value)
-        subject.subscribe(hub)
+        subject.addObserver(watcher)
+        subject.addObserver(tracker)
+        subject.addObserver(value)
+        subject.addObserver(hub)
         log.clear()
 
-        #expect(names(subject.unsubscribeAll()) == ["W", "T", "S", "H"])
+        #expect(names(subject.removeAllObservers()) == ["W", "T", "S", "H"])
         #expect(
             log.all == [
                 "W.didUnsubscribe(O)", "O.observer(W, false)",
@@ -171,7 +171,7 @@ struct CoreBasicsTests {
         #expect(subject.observers.isEmpty)
         #expect(tracker.subscriptions.isEmpty)
         #expect(hub.subscriptions.isEmpty)
-        #expect(subject.unsubscribeAll().isEmpty)
+        #expect(subject.removeAllObservers().isEmpty)
         #expect(GraphNode.consistencyViolations(among: nodes([subject, tracker, hub])).isEmpty)
     }
 
@@ -183,10 +183,10 @@ struct CoreBasicsTests {
         let hub = Hub("H", log: log)
         let tracker = Tracker("T", log: log)
         let other = Watcher("W", log: log)
-        b.subscribe(tracker)
-        hub.subscribe(tracker)
-        a.subscribe(tracker)
-        a.subscribe(other)
+        b.addObserver(tracker)
+        hub.addObserver(tracker)
+        a.addObserver(tracker)
+        a.addObserver(other)
         log.clear()
 
         #expect(names(tracker.unsubscribeFromAll()) == ["B", "H", "A"])
@@ -207,9 +207,9 @@ struct CoreBasicsTests {
         let log = EventLog()
         let x = Hub("X", log: log)
         let y = Hub("Y", log: log)
-        #expect(x.subscribe(x) != nil)
-        #expect(x.subscribe(y) != nil)
-        #expect(y.subscribe(x) != nil)
+        #expect(x.addObserver(x) != nil)
+        #expect(x.addObserver(y) != nil)
+        #expect(y.addObserver(x) != nil)
         #expect(names(x.observers) == ["X", "Y"])
         #expect(names(x.subscriptions) == ["X", "Y"])
         #expect(names(y.subscriptions) == ["X"])
@@ -229,10 +229,10 @@ struct CoreBasicsTests {
         let tracker = Tracker("T", log: log)
         let value = ValueWatcher(name: "S", log: log)
         let payload = PayloadObserver(payload: Payload(deinits: Counters()))
-        subject.subscribe(watcher)
-        subject.subscribe(payload)
-        subject.subscribe(tracker)
-        subject.subscribe(value)
+        subject.addObserver(watcher)
+        subject.addObserver(payload)
+        subject.addObserver(tracker)
+        subject.addObserver(value)
         log.clear()
 
         #expect(subject.broadcast(as: (any Pinged).self) { $0.ping("1") } == 3)
@@ -248,7 +248,7 @@ struct CoreBasicsTests {
         struct Stop: Error {}
         let subject = Subject("O")
         let watchers = (0..<4).map { Watcher("W\($0)") }
-        for watcher in watchers { subject.subscribe(watcher) }
+        for watcher in watchers { subject.addObserver(watcher) }
         var seen: [String] = []
         #expect(throws: Stop.self) {
             try subject.broadcast(as: Watcher.self) { watcher in
@@ -261,7 +261,7 @@ struct CoreBasicsTests {
         seen.removeAll()
         let count = subject.broadcast(as: Watcher.self) { watcher in
             seen.append(watcher.name)
-            if watcher.name == "W0" { subject.unsubscribe(watchers[2]) }
+            if watcher.name == "W0" { subject.removeObserver(watchers[2]) }
         }
         #expect(count == 3)
         #expect(seen == ["W0", "W1", "W3"])

@@ -20,7 +20,7 @@ struct GraphSnapshotDefectTests {
     func onlyObservableRecords() {
         let store = Store()
         let screen = Screen()
-        store.subscribe(screen)
+        store.addObserver(screen)
         let removed = screen.graphNode._state.withLock {
             $0.subscriptions.remove(key: ObserverID(store.graphNode))
         }
@@ -41,7 +41,7 @@ struct GraphSnapshotDefectTests {
     func onlyObserverRecords() {
         let store = Store()
         let screen = Screen()
-        store.subscribe(screen)
+        store.addObserver(screen)
         let removed = store.graphNode._state.withLock {
             $0.observers.remove(key: ObserverID(screen.graphNode))
         }

@@ -51,13 +51,13 @@ private struct SmallGraph {
     let ticker = Sink("ticker")
 
     init() {
-        wallet.subscribe(label)
-        wallet.subscribe(dashboard)
-        wallet.subscribe(queue)
-        wallet.subscribe(Logger(graphDisplayName: "logger"))
-        queue.subscribe(screen)
-        prices.subscribe(queue)
-        prices.subscribe(ticker)
+        wallet.addObserver(label)
+        wallet.addObserver(dashboard)
+        wallet.addObserver(queue)
+        wallet.addObserver(Logger(graphDisplayName: "logger"))
+        queue.addObserver(screen)
+        prices.addObserver(queue)
+        prices.addObserver(ticker)
     }
 }
 
@@ -165,7 +165,7 @@ struct GraphSnapshotTests {
 
         // A plain observer does not know what it observes: the prices are out of reach from here.
         let alone = Source("alone")
-        alone.subscribe(graph.ticker)
+        alone.addObserver(graph.ticker)
         let fromAlone = GraphSnapshot(observables: [alone])
         #expect(fromAlone.nodes.map(\.name) == ["alone", "ticker"])
     }
@@ -196,11 +196,11 @@ struct GraphSnapshotTests {
         let wallet = Source("wallet")
         do {
             let gone = Sink("gone")
-            wallet.subscribe(gone)
+            wallet.addObserver(gone)
         }
         let deinits = Counters()
         let keeper = Keeper(graphDisplayName: "keeper", kept: wallet, more: [nil, Payload(deinits: deinits)])
-        wallet.subscribe(keeper)
+        wallet.addObserver(keeper)
         let snapshot = GraphSnapshot(observables: [wallet])
         #expect(snapshot.isConsistent)
         #expect(snapshot.danglingEntries.count == 1)
@@ -219,7 +219,7 @@ struct GraphSnapshotTests {
                 """)
 
         // Unsubscribing breaks the cycle and releases what the struct held.
-        wallet.unsubscribe(keeper)
+        wallet.removeObserver(keeper)
         withExtendedLifetime(keeper) {}
         #expect(deinits["payload"] == 0, "the test's own copy still holds the payload")
         #expect(GraphSnapshot(observables: [wallet]).valueObservers.isEmpty)
@@ -255,13 +255,13 @@ struct GraphSnapshotTests {
                 let observable = observables.randomElement(using: &random)!
                 let tracker = trackers.randomElement(using: &random)!
                 switch Int.random(in: 0..<10, using: &random) {
-                case 0..<5: observable.subscribe(tracker)
-                case 5..<8: observable.unsubscribe(tracker)
+                case 0..<5: observable.addObserver(tracker)
+                case 5..<8: observable.removeObserver(tracker)
                 case 8: tracker.unsubscribeFromAll()
                 default:
                     let temporary = Sink("temp\(thread)-\(i)")
-                    observable.subscribe(temporary)
-                    if Bool.random(using: &random) { observable.unsubscribe(temporary) }
+                    observable.addObserver(temporary)
+                    if Bool.random(using: &random) { observable.removeObserver(temporary) }
                 }
             }
         }

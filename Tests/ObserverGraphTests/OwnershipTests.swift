@@ -11,8 +11,8 @@ struct OwnershipTests {
         do {
             let watcher = Watcher("W", deinits: deinits)
             weakWatcher = watcher
-            subject.subscribe(watcher)
-            subject.subscribe(Watcher("Other", deinits: deinits))
+            subject.addObserver(watcher)
+            subject.addObserver(Watcher("Other", deinits: deinits))
         }
         #expect(weakWatcher == nil)
         #expect(deinits["W"] == 1 && deinits["Other"] == 1)
@@ -32,7 +32,7 @@ struct OwnershipTests {
             let tracker = Tracker("T", deinits: deinits)
             weakSubject = subject
             weakTracker = tracker
-            subject.subscribe(tracker)
+            subject.addObserver(tracker)
         }
         #expect(weakSubject == nil && weakTracker == nil)
         #expect(deinits["O"] == 1 && deinits["T"] == 1)
@@ -45,8 +45,8 @@ struct OwnershipTests {
         do {
             let hubs = (0..<5).map { Hub("H\($0)", deinits: deinits) }
             for i in hubs.indices {
-                hubs[i].subscribe(hubs[(i + 1) % hubs.count])
-                hubs[i].subscribe(hubs[i])
+                hubs[i].addObserver(hubs[(i + 1) % hubs.count])
+                hubs[i].addObserver(hubs[i])
             }
             first = hubs[0]
             #expect(GraphNode.consistencyViolations(among: nodes(hubs)).isEmpty)
@@ -61,11 +61,11 @@ struct OwnershipTests {
         let a = Subject("A", log: log)
         let b = Subject("B", log: log)
         let keep = Watcher("W")
-        a.subscribe(keep)
+        a.addObserver(keep)
         do {
             let tracker = Tracker("T")
-            a.subscribe(tracker)
-            b.subscribe(tracker)
+            a.addObserver(tracker)
+            b.addObserver(tracker)
             #expect(a.observerCount == 2 && b.observerCount == 1)
         }
         #expect(names(a.observers) == ["W"])
@@ -82,11 +82,11 @@ struct OwnershipTests {
         let tracker = Tracker("T", log: log)
         let hub = Hub("H", log: log)
         let keep = Subject("Keep")
-        keep.subscribe(tracker)
+        keep.addObserver(tracker)
         do {
             let gone = Subject("Gone")
-            gone.subscribe(tracker)
-            gone.subscribe(hub)
+            gone.addObserver(tracker)
+            gone.addObserver(hub)
             #expect(tracker.subscriptionCount == 2)
         }
         #expect(names(tracker.subscriptions) == ["Keep"])
@@ -101,14 +101,14 @@ struct OwnershipTests {
         let deinits = Counters()
         let subject = Subject("O")
         let observer = PayloadObserver(payload: Payload(deinits: deinits))
-        subject.subscribe(observer)
+        subject.addObserver(observer)
         let id = observer.observerID
         _ = consume observer
         #expect(deinits["payload"] == 0)
         var seen: [ObserverID] = []
         subject.broadcast(as: PayloadObserver.self) { seen.append($0.observerID) }
         #expect(seen == [id])
-        #expect(subject.unsubscribeAll().count == 1)
+        #expect(subject.removeAllObservers().count == 1)
         #expect(deinits["payload"] == 1)
     }
 
@@ -117,7 +117,7 @@ struct OwnershipTests {
         let deinits = Counters()
         do {
             let subject = Subject("O")
-            for _ in 0..<3 { subject.subscribe(PayloadObserver(payload: Payload(deinits: deinits))) }
+            for _ in 0..<3 { subject.addObserver(PayloadObserver(payload: Payload(deinits: deinits))) }
             #expect(deinits["payload"] == 0)
         }
         #expect(deinits["payload"] == 3)
@@ -130,28 +130,29 @@ struct OwnershipTests {
         let deinits = Counters()
         let subject = Subject("O")
         let probe = Watcher("Probe")
-        subject.subscribe(probe)
+        subject.addObserver(probe)
         // The payload's deinit queries and changes the same observable. Were it released under
         // the observable's lock, this would deadlock (the lock is not recursive).
-        subject.subscribe(
+        subject.addObserver(
             PayloadObserver(
                 payload: Payload(deinits: deinits) {
-                    _ = subject.isSubscribed(probe)
-                    subject.unsubscribe(probe)
+                    _ = subject.hasObserver(probe)
+                    subject.removeObserver(probe)
                 }))
         #expect(subject.observerCount == 2)
-        let removed = subject.unsubscribeAll()
+        let removed = subject.removeAllObservers()
         #expect(removed.count == 2)
         _ = consume removed
         #expect(deinits["payload"] == 1)
 
         // Unsubscribing by identity alone, so that the kit's copy is the last owner of the payload.
-        subject.subscribe(probe)
+        subject.addObserver(probe)
         let id = ObserverID()
-        subject.subscribe(
-            KeyedObserver(observerID: id, payload: Payload(deinits: deinits) { subject.unsubscribe(probe) }))
+        subject.addObserver(
+            KeyedObserver(
+                observerID: id, payload: Payload(deinits: deinits) { subject.removeObserver(probe) }))
         #expect(deinits["payload"] == 1)
-        #expect(subject.unsubscribe(KeyedObserver(observerID: id, payload: nil)) != nil)
+        #expect(subject.removeObserver(KeyedObserver(observerID: id, payload: nil)) != nil)
         #expect(deinits["payload"] == 2)
         #expect(subject.observers.isEmpty)
     }
@@ -163,9 +164,9 @@ struct OwnershipTests {
         for round in 0..<200 {
             let watcher = Watcher("W\(round)")
             identities.insert(watcher.observerID)
-            #expect(!subject.isSubscribed(watcher))
-            #expect(subject.subscribe(watcher) === watcher)
-            #expect(subject.isSubscribed(watcher))
+            #expect(!subject.hasObserver(watcher))
+            #expect(subject.addObserver(watcher) === watcher)
+            #expect(subject.hasObserver(watcher))
         }
         // Addresses were reused (that is what this test is about) and no subscribe was refused.
         #expect(identities.count < 200)
@@ -177,8 +178,8 @@ struct OwnershipTests {
     func deadObserversArePruned() {
         let subject = Subject("O")
         let survivors = (0..<10).map { Watcher("S\($0)") }
-        for survivor in survivors { subject.subscribe(survivor) }
-        for round in 0..<5_000 { subject.subscribe(Watcher("D\(round)")) }
+        for survivor in survivors { subject.addObserver(survivor) }
+        for round in 0..<5_000 { subject.addObserver(Watcher("D\(round)")) }
         #expect(subject.observerCount == 10)
         #expect(names(subject.observers) == survivors.map(\.name))
         #expect(GraphNode.consistencyViolations(among: [subject.graphNode]).isEmpty)
@@ -190,8 +191,8 @@ struct OwnershipTests {
         let subject = Subject("O")
         var doomed: Watcher? = Watcher("Doomed", deinits: deinits)
         let first = Watcher("First")
-        subject.subscribe(first)
-        subject.subscribe(doomed!)
+        subject.addObserver(first)
+        subject.addObserver(doomed!)
         var called: [String] = []
         let delivered = subject.broadcast(as: Watcher.self) { watcher in
             called.append(watcher.name)

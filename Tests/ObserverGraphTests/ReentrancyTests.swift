@@ -40,7 +40,7 @@ struct ReentrancyTests {
     func reactors(_ count: Int, on subject: Subject) -> [Reactor] {
         let reactors = (0..<count).map { Reactor("R\($0)", log: log) }
         keep.withLock { $0 += reactors }
-        for reactor in reactors { subject.subscribe(reactor) }
+        for reactor in reactors { subject.addObserver(reactor) }
         log.clear()
         return reactors
     }
@@ -49,7 +49,7 @@ struct ReentrancyTests {
     func removeLaterObserver() {
         let subject = Subject("O")
         let r = reactors(4, on: subject)
-        r[0].onPing = { _ in subject.unsubscribe(r[2]) }
+        r[0].onPing = { _ in subject.removeObserver(r[2]) }
         let delivered = subject.broadcast(as: Reactor.self) { $0.ping("x") }
         #expect(delivered == 3)
         #expect(log.all == ["R0 got x", "R2.didUnsubscribe(O)", "R1 got x", "R3 got x"])
@@ -60,7 +60,7 @@ struct ReentrancyTests {
     func removeSelf() {
         let subject = Subject("O")
         let r = reactors(3, on: subject)
-        r[1].onPing = { me in subject.unsubscribe(me) }
+        r[1].onPing = { me in subject.removeObserver(me) }
         #expect(subject.broadcast(as: Reactor.self) { $0.ping("x") } == 3)
         #expect(log.all == ["R0 got x", "R1 got x", "R1.didUnsubscribe(O)", "R2 got x"])
         log.clear()
@@ -68,11 +68,11 @@ struct ReentrancyTests {
         #expect(log.all == ["R0 got y", "R2 got y"])
     }
 
-    @Test("unsubscribeAll from a body: nobody after it is called")
+    @Test("removeAllObservers from a body: nobody after it is called")
     func unsubscribeAllInBody() {
         let subject = Subject("O")
         let r = reactors(4, on: subject)
-        r[1].onPing = { _ in subject.unsubscribeAll() }
+        r[1].onPing = { _ in subject.removeAllObservers() }
         #expect(subject.broadcast(as: Reactor.self) { $0.ping("x") } == 2)
         #expect(
             log.all == [
@@ -87,7 +87,7 @@ struct ReentrancyTests {
         let subject = Subject("O")
         let r = reactors(2, on: subject)
         let late = Reactor("Late", log: log)
-        r[0].onPing = { _ in subject.subscribe(late) }
+        r[0].onPing = { _ in subject.addObserver(late) }
         #expect(subject.broadcast(as: Reactor.self) { $0.ping("x") } == 2)
         #expect(log.all == ["R0 got x", "Late.didSubscribe(O)", "R1 got x"])
         log.clear()
@@ -124,7 +124,7 @@ struct ReentrancyTests {
             r[0].onPing = nil
             subject.broadcast(as: Reactor.self) { reactor in
                 reactor.ping("inner")
-                if reactor === r[1] { subject.unsubscribe(r[3]) }
+                if reactor === r[1] { subject.removeObserver(r[3]) }
             }
         }
         subject.broadcast(as: Reactor.self) { $0.ping("outer") }
@@ -141,9 +141,9 @@ struct ReentrancyTests {
         let subject = Subject("O")
         let other = Subject("P")
         let r = reactors(3, on: subject)
-        other.subscribe(r[2])
+        other.addObserver(r[2])
         log.clear()
-        r[0].onPing = { _ in other.unsubscribe(r[2]) }
+        r[0].onPing = { _ in other.removeObserver(r[2]) }
         #expect(subject.broadcast(as: Reactor.self) { $0.ping("x") } == 3)
         #expect(log.all == ["R0 got x", "R2.didUnsubscribe(P)", "R1 got x", "R2 got x"])
     }
@@ -154,9 +154,9 @@ struct ReentrancyTests {
         let a = Reactor("A", log: log)
         let b = Reactor("B", log: log)
         // A pulls B in when it joins, and leaves again as soon as B arrives.
-        a.onSubscribe = { observable in (observable as! Subject).subscribe(b) }
-        b.onSubscribe = { observable in (observable as! Subject).unsubscribe(a) }
-        subject.subscribe(a)
+        a.onSubscribe = { observable in (observable as! Subject).addObserver(b) }
+        b.onSubscribe = { observable in (observable as! Subject).removeObserver(a) }
+        subject.addObserver(a)
         #expect(
             log.all == [
                 "A.didSubscribe(O)",
@@ -177,11 +177,11 @@ struct ReentrancyTests {
         a.onUnsubscribe = { observable in
             guard !rejoined else { return }
             rejoined = true
-            (observable as! Subject).subscribe(a)
+            (observable as! Subject).addObserver(a)
         }
-        subject.subscribe(a)
-        subject.unsubscribeAll()
-        #expect(subject.isSubscribed(a))
+        subject.addObserver(a)
+        subject.removeAllObservers()
+        #expect(subject.hasObserver(a))
         #expect(log.all == ["A.didSubscribe(O)", "A.didUnsubscribe(O)", "A.didSubscribe(O)"])
     }
 
@@ -201,10 +201,10 @@ struct ReentrancyTests {
             }
         }
         let leaver = Leaver(log: log)
-        a.subscribe(leaver)
-        b.subscribe(leaver)
+        a.addObserver(leaver)
+        b.addObserver(leaver)
         log.clear()
-        a.unsubscribe(leaver)
+        a.removeObserver(leaver)
         #expect(
             log.all == [
                 "L left A, still in [\"B\"]",

@@ -486,9 +486,9 @@ struct ValueOwnershipTests {
         let first = Subject("A")
         let second = Subject("B")
         do {
-            first.subscribe(Watcher("W", deinits: deinits))
+            first.addObserver(Watcher("W", deinits: deinits))
             let detached: [any GraphObserver] = [Watcher("X", deinits: deinits)]
-            for observer in detached { second.subscribe(observer) }
+            for observer in detached { second.addObserver(observer) }
             #expect(second.observerCount == 1)
             withExtendedLifetime(detached) {}
         }

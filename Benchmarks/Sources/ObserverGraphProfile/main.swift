@@ -68,9 +68,9 @@ let weaks = observers.map { Weak(object: $0) }  // every observer gets its side 
 let closures: [(Int) -> Void] = observers.map { observer in { observer.receive($0) } }
 switch workload {
 case "broadcast", "lookup", "unsubscribe":
-    for observer in observers { subject.subscribe(observer) }
+    for observer in observers { subject.addObserver(observer) }
 case "unsubscribe-tracking":
-    for tracker in trackers { subject.subscribe(tracker) }
+    for tracker in trackers { subject.addObserver(tracker) }
 default:
     break
 }
@@ -103,13 +103,13 @@ func measuredSection(_ f: Fixture) -> Int {
             for closure in f.closures { closure(f.value) }
         }
     case "subscribe":
-        for observer in f.observers where f.subject.subscribe(observer) != nil { result &+= 1 }
+        for observer in f.observers where f.subject.addObserver(observer) != nil { result &+= 1 }
     case "unsubscribe":
-        for observer in f.observers where f.subject.unsubscribe(observer) != nil { result &+= 1 }
+        for observer in f.observers where f.subject.removeObserver(observer) != nil { result &+= 1 }
     case "subscribe-tracking":
-        for tracker in f.trackers where f.subject.subscribe(tracker) != nil { result &+= 1 }
+        for tracker in f.trackers where f.subject.addObserver(tracker) != nil { result &+= 1 }
     case "unsubscribe-tracking":
-        for tracker in f.trackers where f.subject.unsubscribe(tracker) != nil { result &+= 1 }
+        for tracker in f.trackers where f.subject.removeObserver(tracker) != nil { result &+= 1 }
     case "valueset":
         let value = ObservableValue(0)
         let sum = GraphLock(0)
@@ -118,7 +118,7 @@ func measuredSection(_ f: Fixture) -> Int {
         result = sum.withLock { $0 }
         withExtendedLifetime(token) {}
     case "lookup", "lookup-absent":
-        for observer in f.observers where f.subject.isSubscribed(observer) { result &+= 1 }
+        for observer in f.observers where f.subject.hasObserver(observer) { result &+= 1 }
     default:
         break
     }

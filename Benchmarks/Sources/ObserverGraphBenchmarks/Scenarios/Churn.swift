@@ -91,9 +91,9 @@ enum Churn {
                     let subject = Subject()
                     var done = 0
                     let start = monotonicNanoseconds()
-                    for p in subscribeOrder where subject.subscribe(plain[p]) != nil { done &+= 1 }
+                    for p in subscribeOrder where subject.addObserver(plain[p]) != nil { done &+= 1 }
                     let middle = monotonicNanoseconds()
-                    for p in unsubscribeOrder where subject.unsubscribe(plain[p]) != nil { done &+= 1 }
+                    for p in unsubscribeOrder where subject.removeObserver(plain[p]) != nil { done &+= 1 }
                     let end = monotonicNanoseconds()
                     verify(done == 2 * n, "kit churn: \(done) of \(2 * n) operations succeeded")
                     return (middle - start, end - middle)
@@ -104,9 +104,9 @@ enum Churn {
                     let subject = Subject()
                     var done = 0
                     let start = monotonicNanoseconds()
-                    for p in subscribeOrder where subject.subscribe(tracking[p]) != nil { done &+= 1 }
+                    for p in subscribeOrder where subject.addObserver(tracking[p]) != nil { done &+= 1 }
                     let middle = monotonicNanoseconds()
-                    for p in unsubscribeOrder where subject.unsubscribe(tracking[p]) != nil { done &+= 1 }
+                    for p in unsubscribeOrder where subject.removeObserver(tracking[p]) != nil { done &+= 1 }
                     let end = monotonicNanoseconds()
                     verify(done == 2 * n, "kit tracking churn: \(done) of \(2 * n) operations succeeded")
                     verify(tracking[0].subscriptionCount == 0, "a tracking observer kept a subscription")

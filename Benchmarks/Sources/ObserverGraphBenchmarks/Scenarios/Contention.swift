@@ -107,7 +107,7 @@ enum Contention {
     private static func makeSubjects() -> [Subject] {
         (0..<2).map { _ in
             let subject = Subject()
-            for i in 0..<residents { subject.subscribe(SharedObs(weight: i)) }
+            for i in 0..<residents { subject.addObserver(SharedObs(weight: i)) }
             return subject
         }
     }
@@ -126,9 +126,9 @@ enum Contention {
             for i in 0..<iterations {
                 let subject = subjects[i & 1]
                 let observer = pool[i % poolSize]
-                if subject.subscribe(observer) != nil { done &+= 1 }
+                if subject.addObserver(observer) != nil { done &+= 1 }
                 delivered &+= subject.broadcast(as: SharedObs.self) { blackHole($0.weight) }
-                if subject.unsubscribe(observer) != nil { done &+= 1 }
+                if subject.removeObserver(observer) != nil { done &+= 1 }
             }
             blackHole(delivered)
             tally.slots[index] = done

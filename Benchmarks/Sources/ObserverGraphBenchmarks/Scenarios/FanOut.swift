@@ -33,7 +33,7 @@ enum FanOut {
 
         // (a) The kit: a typed broadcast over its weakly held observers.
         let subject = Subject()
-        for observer in observers { subject.subscribe(observer) }
+        for observer in observers { subject.addObserver(observer) }
 
         // (b) The non-owning limit: a hand-written loop over weak references to the same objects.
         let weaks = observers.map { Weak(object: $0) }

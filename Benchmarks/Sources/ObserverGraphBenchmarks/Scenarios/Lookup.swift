@@ -25,7 +25,7 @@ enum Lookup {
         let present = (0..<n).map { _ in Obs() }
         let absent = (0..<n).map { _ in Obs() }
         let subject = Subject()
-        for observer in present { subject.subscribe(observer) }
+        for observer in present { subject.addObserver(observer) }
         let set = Set(present.map { ObjectIdentifier($0) })
         let queries = min(n, plan.lookupQueriesPerSample)
         let presentOrder = Array(shuffledPositions(n, seed: 0x100C_0001).prefix(queries))
@@ -34,7 +34,7 @@ enum Lookup {
         func kitQueries(_ observers: [Obs], _ order: [Int], expected: Int) -> [Double] {
             var hits = 0
             let start = monotonicNanoseconds()
-            for p in order where subject.isSubscribed(observers[p]) { hits &+= 1 }
+            for p in order where subject.hasObserver(observers[p]) { hits &+= 1 }
             let elapsed = monotonicNanoseconds() - start
             verify(hits == expected, "kit lookup: \(hits) hits, expected \(expected)")
             return [Double(elapsed) / Double(order.count)]

@@ -52,7 +52,7 @@ enum Memory {
                 let observers = (0..<n).map { _ in Obs() }
                 let subject = Subject()
                 let bytes = bytesPerEdge(keeping: (observers, subject)) {
-                    for observer in observers { subject.subscribe(observer) }
+                    for observer in observers { subject.addObserver(observer) }
                 }
                 withExtendedLifetime(observers) {
                     verify(
@@ -64,7 +64,7 @@ enum Memory {
                 let observers = (0..<n).map { _ in TrackingObs() }
                 let subject = Subject()
                 let bytes = bytesPerEdge(keeping: (observers, subject)) {
-                    for observer in observers { subject.subscribe(observer) }
+                    for observer in observers { subject.addObserver(observer) }
                 }
                 withExtendedLifetime(observers) {
                     verify(

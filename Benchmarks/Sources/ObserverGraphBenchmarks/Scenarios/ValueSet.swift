@@ -43,7 +43,7 @@ enum ValueSet {
 
         // (b) The kit's core: a typed broadcast over the same objects, held weakly.
         let subject = Subject()
-        for observer in observers { subject.subscribe(observer) }
+        for observer in observers { subject.addObserver(observer) }
 
         // (c) OpenCombine: a CurrentValueSubject with one sink per observer.
         let current = CurrentValueSubject<Int, Never>(opaque(0))

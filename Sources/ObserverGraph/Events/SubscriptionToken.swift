@@ -183,7 +183,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
 
     func _cancel() {
         close()
-        source?.unsubscribe(self)
+        source?.removeObserver(self)
     }
 
     var _isClosed: Bool {

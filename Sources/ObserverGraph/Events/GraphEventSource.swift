@@ -19,7 +19,7 @@ import Dispatch
 /// source removes (releases) all observers. Later sends are ignored. A late observer receives the
 /// terminal event at once, and nothing else.
 ///
-/// Observers you subscribe yourself with `subscribe(_:)` are in the graph too, but receive only
+/// Observers you add yourself with `addObserver(_:)` are in the graph too, but receive only
 /// the graph callbacks: events go to the closure observers made by `observe`.
 ///
 /// Thread safety: `Sendable`; every method is safe from any thread. No closure of yours runs
@@ -225,7 +225,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
                 sink.deliver(event)
             case .terminate(let event, let sequence):
                 _deliver(event, upTo: sequence)
-                unsubscribeAll()
+                removeAllObservers()
             }
         }
     }
