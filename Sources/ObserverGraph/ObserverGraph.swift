@@ -256,6 +256,23 @@ enum _ObserverIDSource {
 
 // MARK: - Protocols
 
+/// What the kit's protocols refine so that no conformance to them can be isolated to an actor.
+///
+/// The kit looks conformances up at run time (an observer stored as an object is handed back as
+/// `any GraphObserver`), from whatever thread changes the graph. A conformance isolated to an
+/// actor (`@MainActor GraphObserver`) is visible only on that actor, so such a lookup would fail
+/// elsewhere. Refining `SendableMetatype` (SE-0470) turns that into a compile error instead:
+/// "cannot form main actor-isolated conformance ... to SendableMetatype-inheriting protocol".
+/// A `@MainActor` class conforms with a nonisolated conformance (the defaults are nonisolated;
+/// mark your own callback implementations `nonisolated`), and may still adopt its app's own
+/// message protocols with isolated conformances: see `GraphObservable.post(as:isolation:_:)`.
+/// Compilers before 6.2 have neither isolated conformances nor `SendableMetatype`.
+#if compiler(>=6.2)
+    public typealias _GraphConformance = SendableMetatype
+#else
+    public typealias _GraphConformance = Any
+#endif
+
 /// Something that can be subscribed to a `GraphObservable`: a class or a struct.
 ///
 /// A class conforms with no code at all. A struct stores its identity:
@@ -268,7 +285,7 @@ enum _ObserverIDSource {
 ///
 /// Thread safety: the kit calls the callbacks on the thread that made the change. If you change
 /// subscriptions from several threads, make your callbacks safe to call from them.
-public protocol GraphObserver {
+public protocol GraphObserver: _GraphConformance {
     /// The identity observables use to tell this observer from others.
     ///
     /// Classes get object identity by default; tracking observers are identified by their node.
@@ -312,7 +329,7 @@ public protocol GraphObserver {
 /// Everything else (`addObserver`, `removeObserver`, `observers`, `broadcast`, ...) has a default.
 ///
 /// Thread safety: every default implementation is safe to call from any thread.
-public protocol GraphObservable: AnyObject {
+public protocol GraphObservable: AnyObject, _GraphConformance {
     /// The kit's storage for this object's edges. Store it as `let graphNode = GraphNode()`:
     /// one node per object, never replaced.
     var graphNode: GraphNode { get }
@@ -370,13 +387,16 @@ extension GraphObserver {
 
     /// Subscribes this observer to `observable`; the same as `observable.addObserver(self)`.
     ///
-    /// Thread safety: safe from any thread.
+    /// Thread safety: safe from any thread. `isolation` (by default the caller's actor, `nil`
+    /// from nonisolated code) is where `post(as:isolation:_:)` reaches this observer.
     /// Callbacks: on success, `didSubscribe(to:)` then `observer(_:didSubscribe: true)`.
     /// - Returns: `true` if added, `false` if it was already subscribed (nothing fires).
     /// - Complexity: expected O(1).
     @discardableResult
-    public func subscribe(to observable: any GraphObservable) -> Bool {
-        observable.addObserver(self) != nil
+    public func subscribe(
+        to observable: any GraphObservable, isolation: (any Actor)? = #isolation
+    ) -> Bool {
+        observable.addObserver(self, isolation: isolation) != nil
     }
 
     /// Removes this observer from `observable`; the same as `observable.removeObserver(self)`.
@@ -510,7 +530,9 @@ extension GraphTrackingObserver {
         var result: [any GraphObservable] = []
         result.reserveCapacity(slots.count)
         for slot in slots {
-            if let object = slot.object { result.append(_graphObservable(object)) }
+            if let object = slot.object, let observable = _graphObservable(object) {
+                result.append(observable)
+            }
         }
         return result
     }
@@ -539,7 +561,7 @@ extension GraphTrackingObserver {
         let live: [AnyObject] = graphNode._state.withLock { $0.subscriptions.liveObjects() }
         var removed: [any GraphObservable] = []
         for object in live {
-            let observable = _graphObservable(object)
+            guard let observable = _graphObservable(object) else { continue }
             if observable.removeObserver(self) != nil { removed.append(observable) }
         }
         return removed
@@ -561,15 +583,25 @@ extension GraphObservable {
     /// tracking observer, this observable joins its `subscriptions` in the same critical section.
     /// A class observer is held weakly; a struct observer is stored by value.
     ///
-    /// Thread safety: safe from any thread.
+    /// `isolation` says where the observer lives: by default the caller's actor (`#isolation`),
+    /// so a `@MainActor` view model that adds itself from the main actor is reached by
+    /// `post(as:isolation:_:)` on the main actor. From nonisolated code it is `nil`: posts call
+    /// the observer on the posting thread. Pass an actor explicitly to add an observer that lives
+    /// on another actor. `broadcast(as:_:)` ignores it (it calls every observer where it runs).
+    ///
+    /// Thread safety: safe from any thread. The observer and its isolation are recorded in one
+    /// critical section.
     /// Callbacks: on success, `observer.didSubscribe(to: self)` then
     /// `self.observer(observer, didSubscribe: true)`, once each, with no lock held.
-    /// - Returns: `observer` if it was added; `nil` if it was already subscribed (nothing fires).
+    /// - Returns: `observer` if it was added; `nil` if it was already subscribed (nothing fires,
+    ///   and its recorded isolation stays).
     /// - Complexity: expected O(1) (amortized; an occasional O(n) sweep drops deallocated
     ///   observers, and the first change made while a broadcast is running copies the list).
     @discardableResult
-    public func addObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
-        let (added, sweepDue) = _subscribeDeferringSweep(observer)
+    public func addObserver<Observer: GraphObserver>(
+        _ observer: Observer, isolation: (any Actor)? = #isolation
+    ) -> Observer? {
+        let (added, sweepDue) = _subscribeDeferringSweep(observer, isolation: isolation)
         if sweepDue { graphNode._sweepDeadObservers() }
         return added ? observer : nil
     }
@@ -577,9 +609,9 @@ extension GraphObservable {
     /// `subscribe` without the occasional sweep for deallocated observers, which the caller must
     /// run (after unlocking, if it holds a lock of its own) when `sweepDue` is true: the sweep
     /// loads weak references, and releasing what it loaded may run a deinit.
-    func _subscribeDeferringSweep<Observer: GraphObserver>(_ observer: Observer) -> (
-        added: Bool, sweepDue: Bool
-    ) {
+    func _subscribeDeferringSweep<Observer: GraphObserver>(
+        _ observer: Observer, isolation: (any Actor)? = nil
+    ) -> (added: Bool, sweepDue: Bool) {
         let node = graphNode
         let outcome: _InsertOutcome
         let instance = observer._graphObjectIfClass
@@ -587,10 +619,11 @@ extension GraphObservable {
             let trackerKey = ObserverID(trackerNode)
             let selfKey = ObserverID(node)
             outcome = GraphNode._withEdge(observable: node, tracker: trackerNode) {
-                observers, subscriptions in
+                observers, subscriptions, isolations in
                 let outcome = observers.insert(
                     key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
                 guard case .inserted = outcome else { return outcome }
+                _NodeIsolation.record(isolation, for: trackerKey, in: &isolations)
                 // Present here only if inconsistent, which the edge lock rules out; an entry
                 // left by a deallocated object is replaced.
                 _ = subscriptions.insert(key: selfKey, object: self, flags: 0, box: nil)
@@ -610,7 +643,9 @@ extension GraphObservable {
             }
             let flags = box == nil ? 0 : _SlotFlags.boxed
             outcome = node._state.withLock {
-                $0.observers.insert(key: key, object: object, flags: flags, box: box)
+                let outcome = $0.observers.insert(key: key, object: object, flags: flags, box: box)
+                if case .inserted = outcome { _NodeIsolation.record(isolation, for: key, in: &$0.isolation) }
+                return outcome
             }
         }
         guard case .inserted(let sweepDue) = outcome else { return (false, false) }
@@ -638,7 +673,10 @@ extension GraphObservable {
             removed = GraphNode._detachEdge(observable: node, tracker: trackerNode)
         } else {
             let key = observer.observerID
-            removed = node._state.withLock { $0.observers.remove(key: key) }
+            removed = node._state.withLock {
+                $0.isolation?.forget(key)
+                return $0.observers.remove(key: key)
+            }
         }
         guard let removed else { return nil }
         observer.didUnsubscribe(from: self)
@@ -661,10 +699,16 @@ extension GraphObservable {
     @discardableResult
     public func removeAllObservers() -> [any GraphObserver] {
         let node = graphNode
-        var detached = node._state.withLock { $0.observers.detachAll() }
+        var detached = node._state.withLock { state in
+            let detached = state.observers.detachAll()
+            if let isolation = state.isolation {
+                for entry in detached where entry.removed { isolation.forget(entry.bits) }
+            }
+            return detached
+        }
         for i in detached.indices where !detached[i].removed {
             guard
-                let trackerNode = _graphObserver(detached[i].object, bits: detached[i].bits)
+                let trackerNode = _graphObserver(detached[i].object, bits: detached[i].bits)?
                     ._graphTrackingNodeOrCast
             else { continue }
             let edge = GraphNode._detachEdge(observable: node, tracker: trackerNode)
@@ -674,7 +718,7 @@ extension GraphObservable {
         var result: [any GraphObserver] = []
         result.reserveCapacity(detached.count)
         for entry in detached where entry.removed {
-            let observer = _graphObserver(entry.object, bits: entry.bits)
+            guard let observer = _graphObserver(entry.object, bits: entry.bits) else { continue }
             observer.didUnsubscribe(from: self)
             self.observer(observer, didSubscribe: false)
             result.append(observer)
@@ -704,7 +748,9 @@ extension GraphObservable {
         var result: [any GraphObserver] = []
         result.reserveCapacity(slots.count)
         for slot in slots {
-            if let object = slot.object { result.append(_graphObserver(object, bits: slot.bits)) }
+            if let object = slot.object, let observer = _graphObserver(object, bits: slot.bits) {
+                result.append(observer)
+            }
         }
         return result
     }
@@ -740,6 +786,247 @@ extension GraphObservable {
     }
 }
 
+// MARK: - Posting to observers on their actors
+
+/// What `post(as:isolation:_:)` did with one message.
+///
+/// Thread safety: a value type; `Sendable`.
+/// Callbacks: none.
+/// - Complexity: O(1) for every member.
+public struct GraphPostResult: Sendable, Equatable, CustomStringConvertible {
+    /// Observers called before `post` returned: those with no isolation (called on the posting
+    /// thread) and those that live on the posting actor.
+    public var delivered: Int
+    /// Observers whose call was queued on their own actor. Each is called there exactly once, in
+    /// post order, unless it leaves (or is deallocated) first or is not a `T` there.
+    public var enqueued: Int
+    /// Observers called here that are not a `T`. An observer added with no isolation whose
+    /// conformance to `T` is isolated to an actor is not a `T` off that actor, so it is counted
+    /// here: add it from its actor (or with `isolation:`) so that posts reach it there.
+    public var skipped: Int
+
+    /// A result with the given counts.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
+    public init(delivered: Int = 0, enqueued: Int = 0, skipped: Int = 0) {
+        self.delivered = delivered
+        self.enqueued = enqueued
+        self.skipped = skipped
+    }
+
+    /// `delivered 2, enqueued 1, skipped 0`.
+    ///
+    /// Thread safety: pure. Callbacks: none.
+    /// - Complexity: O(1).
+    public var description: String {
+        "delivered \(delivered), enqueued \(enqueued), skipped \(skipped)"
+    }
+}
+
+extension GraphObservable {
+    /// Calls `body` with each current observer that is a `T`, each on its own actor: the typed
+    /// broadcast for Swift concurrency.
+    ///
+    ///     // anywhere, on any thread or actor:
+    ///     wallet.post(as: (any WalletObserver).self) { $0.creditsChanged(to: credits) }
+    ///
+    /// Where each observer is called depends on the isolation recorded when it was added
+    /// (`addObserver(_:isolation:)`, by default the adding code's actor):
+    /// - no isolation: called here, on the posting thread, before `post` returns;
+    /// - the posting actor (`isolation`, by default the caller's): called here, before `post`
+    ///   returns, after any earlier posts still queued for it;
+    /// - another actor: queued in a first-in, first-out mailbox per actor, drained on that actor
+    ///   by one task at a time. There, the observer's actor-isolated conformances are visible, so
+    ///   a `@MainActor` view model with `@MainActor WalletObserver` is a `T`.
+    ///
+    /// So each observer receives the posts in the order they were made (per posting thread), each
+    /// exactly once, on its actor. An observer removed before its queued call runs is not called
+    /// (a removal made on its actor takes effect at once). A post made on an actor while that
+    /// actor is running this node's queued posts (from inside `body`) is queued behind them.
+    ///
+    /// Thread safety: safe from any thread or actor. `body` is `@Sendable`, so what it captures
+    /// crosses to the observers' actors safely.
+    /// Callbacks: `body`, once per observer that is a `T`, where described above.
+    /// - Returns: how many observers were called here, queued elsewhere, or skipped.
+    /// - Complexity: O(n) for n observers, plus one allocation per post for each other actor.
+    @discardableResult
+    public func post<T>(
+        as type: T.Type = T.self, isolation: isolated (any Actor)? = #isolation,
+        _ body: @escaping @Sendable (T) -> Void
+    ) -> GraphPostResult {
+        graphNode._post(as: type, from: isolation, body)
+    }
+}
+
+/// The per-node record of observers' actors and the mailboxes of posts queued for them.
+/// Guarded by the node's lock; allocated on the first observer added with an isolation.
+@usableFromInline
+final class _NodeIsolation {
+    /// The actor of each observer that was added with one, by edge key.
+    var actors: [ObserverID: any Actor] = [:]
+    /// Posts waiting for an actor, by the actor's identity.
+    var mailboxes: [ObjectIdentifier: _PostMailbox] = [:]
+
+    /// Records `actor` for `key` (or forgets a stale record when `actor` is `nil`).
+    static func record(_ actor: (any Actor)?, for key: ObserverID, in isolation: inout _NodeIsolation?) {
+        if let actor {
+            if isolation == nil { isolation = _NodeIsolation() }
+            isolation?.actors[key] = actor
+        } else {
+            isolation?.forget(key)
+        }
+    }
+
+    func forget(_ key: ObserverID) {
+        if !actors.isEmpty { actors[key] = nil }
+    }
+
+    func forget(_ bits: UInt) {
+        forget(ObserverID(_raw: bits & _SlotFlags.keyMask))
+    }
+}
+
+/// Posts queued for one actor, with the state of the task that drains them.
+struct _PostMailbox {
+    let actor: any Actor
+    var pending: [_PendingPost] = []
+    /// A task is on its way to drain this mailbox.
+    var scheduled = false
+    /// A drain is running on the actor right now (posts made from inside it queue behind it).
+    var running = false
+}
+
+/// One post for the observers of one actor: their slots (weak) and the typed call.
+struct _PendingPost {
+    let targets: ContiguousArray<_Slot>
+    /// Casts the object (on the actor) and calls the body; `false` when it is not a `T`.
+    let deliver: @Sendable (AnyObject, UInt) -> Bool
+}
+
+extension GraphNode {
+    func _post<T>(as type: T.Type, from caller: (any Actor)?, _ body: @escaping @Sendable (T) -> Void)
+        -> GraphPostResult
+    {
+        let deliver: @Sendable (AnyObject, UInt) -> Bool = { object, bits in
+            let target: T?
+            if bits & _SlotFlags.boxed != 0 {
+                target = unsafeDowncast(object, to: _ValueObserverBox.self).observer as? T
+            } else {
+                target = object as? T
+            }
+            guard let target else { return false }
+            body(target)
+            return true
+        }
+        let callerKey = caller.map { ObjectIdentifier($0) }
+        // Earlier posts queued for the posting actor go first (it is this actor: run them now),
+        // unless they are being run right now further up this stack.
+        let callerBusy = callerKey.map { _flushPosts(for: $0) } ?? false
+        var removedOnThisThread = false
+        return withUnsafeMutablePointer(to: &removedOnThisThread) { flag in
+            let (slots, layout, actors) = _beginPost(flag)
+            var dead: [_DeadEntry] = []
+            defer { _endBroadcast(flag, layout: layout, dead: dead) }
+            var result = GraphPostResult()
+            var queued: [ObjectIdentifier: (actor: any Actor, targets: ContiguousArray<_Slot>)] = [:]
+            for position in slots.indices {
+                let bits = slots[position].bits
+                if bits == 0 { continue }
+                if flag.pointee && !_isSubscribed(bits: bits) { continue }
+                if !actors.isEmpty, let actor = actors[ObserverID(_raw: bits & _SlotFlags.keyMask)] {
+                    let key = ObjectIdentifier(actor)
+                    if key != callerKey || callerBusy {
+                        queued[key, default: (actor, [])].targets.append(slots[position])
+                        result.enqueued += 1
+                        continue
+                    }
+                }
+                guard let object = slots[position].object else {
+                    dead.append(_DeadEntry(position: position, bits: bits))
+                    continue
+                }
+                if deliver(object, bits) { result.delivered += 1 } else { result.skipped += 1 }
+            }
+            for (key, entry) in queued {
+                _enqueuePost(
+                    _PendingPost(targets: entry.targets, deliver: deliver), for: key, on: entry.actor)
+            }
+            return result
+        }
+    }
+
+    /// The observers, the layout, and the observers' actors, in one critical section.
+    func _beginPost(_ flag: UnsafeMutablePointer<Bool>)
+        -> (ContiguousArray<_Slot>, UInt, [ObserverID: any Actor])
+    {
+        let thread = _currentThreadID()
+        return _state.withLock { state in
+            state.observers.broadcasts.append(_ActiveBroadcast(thread: thread, flag: flag))
+            return (state.observers.slots, state.observers.layout, state.isolation?.actors ?? [:])
+        }
+    }
+
+    /// Queues `post` for `actor`; starts a task to drain the mailbox unless one is on its way or
+    /// running.
+    func _enqueuePost(_ post: _PendingPost, for key: ObjectIdentifier, on actor: any Actor) {
+        let mustSchedule = _state.withLock { state -> Bool in
+            if state.isolation == nil { state.isolation = _NodeIsolation() }
+            guard let isolation = state.isolation else { return false }
+            var mailbox = isolation.mailboxes[key] ?? _PostMailbox(actor: actor)
+            mailbox.pending.append(post)
+            let mustSchedule = !mailbox.scheduled && !mailbox.running
+            if mustSchedule { mailbox.scheduled = true }
+            isolation.mailboxes[key] = mailbox
+            return mustSchedule
+        }
+        guard mustSchedule else { return }
+        Task { await self._drainPostsTask(key, isolation: actor) }
+    }
+
+    /// The task's turn on the actor: it is no longer on its way; drain unless a drain runs.
+    func _drainPostsTask(_ key: ObjectIdentifier, isolation actor: isolated any Actor) {
+        _state.withLock { $0.isolation?.mailboxes[key]?.scheduled = false }
+        _ = _flushPosts(for: key)
+    }
+
+    /// Runs the posts queued for the actor `key` until none is left. Must run on that actor.
+    /// Returns `true` (and runs nothing) if a drain for it is already running further up the
+    /// stack, so that the caller queues behind it.
+    func _flushPosts(for key: ObjectIdentifier) -> Bool {
+        let busy = _state.withLock { state -> Bool in
+            guard let isolation = state.isolation, var mailbox = isolation.mailboxes[key] else {
+                return false
+            }
+            if mailbox.running { return true }
+            guard !mailbox.pending.isEmpty else { return false }
+            mailbox.running = true
+            isolation.mailboxes[key] = mailbox
+            return false
+        }
+        if busy { return true }
+        while true {
+            let batch = _state.withLock { state -> [_PendingPost] in
+                guard let isolation = state.isolation, var mailbox = isolation.mailboxes[key], mailbox.running
+                else { return [] }
+                let batch = mailbox.pending
+                mailbox.pending = []
+                if batch.isEmpty { mailbox.running = false }
+                isolation.mailboxes[key] = mailbox
+                return batch
+            }
+            if batch.isEmpty { return false }
+            for post in batch {
+                for slot in post.targets {
+                    // Removed since the post (on this actor, or before it ran): not called.
+                    guard _isSubscribed(bits: slot.bits), let object = slot.object else { continue }
+                    _ = post.deliver(object, slot.bits)
+                }
+            }
+        }
+    }
+}
+
 // MARK: - Renamed in 0.2.0
 
 // The observable side used to say `subscribe(_:)`; on an object that is observable and observer,
@@ -752,8 +1039,10 @@ extension GraphObservable {
     /// Thread safety, callbacks and complexity: see `addObserver(_:)`.
     @available(*, deprecated, renamed: "addObserver(_:)")
     @discardableResult
-    public func subscribe<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
-        addObserver(observer)
+    public func subscribe<Observer: GraphObserver>(
+        _ observer: Observer, isolation: (any Actor)? = #isolation
+    ) -> Observer? {
+        addObserver(observer, isolation: isolation)
     }
 
     /// Renamed `removeObserver(_:)`.
@@ -812,15 +1101,18 @@ public final class GraphNode: @unchecked Sendable {
         let (observers, subscriptions) = _state.withLock { ($0.observers.slots, $0.subscriptions.slots) }
         for slot in observers where slot.bits & _SlotFlags.tracking != 0 {
             guard let object = slot.object,
-                let trackerNode = _graphObserver(object, bits: slot.bits)._graphTrackingNodeOrCast
+                let trackerNode = _graphObserver(object, bits: slot.bits)?._graphTrackingNodeOrCast
             else { continue }
             let removed = trackerNode._state.withLock { $0.subscriptions.remove(key: selfKey) }
             withExtendedLifetime(removed) {}
         }
         for slot in subscriptions {
-            guard let object = slot.object else { continue }
-            let observableNode = _graphObservable(object).graphNode
-            let removed = observableNode._state.withLock { $0.observers.remove(key: selfKey) }
+            guard let object = slot.object, let observableNode = _graphObservable(object)?.graphNode
+            else { continue }
+            let removed = observableNode._state.withLock {
+                $0.isolation?.forget(selfKey)
+                return $0.observers.remove(key: selfKey)
+            }
             withExtendedLifetime(removed) {}
         }
     }
@@ -830,18 +1122,18 @@ public final class GraphNode: @unchecked Sendable {
     @usableFromInline
     static func _withEdge<R>(
         observable: GraphNode, tracker: GraphNode,
-        _ body: (inout _Registry, inout _Registry) -> R
+        _ body: (inout _Registry, inout _Registry, inout _NodeIsolation?) -> R
     ) -> R {
         if observable === tracker {
-            return observable._state.withLock { body(&$0.observers, &$0.subscriptions) }
+            return observable._state.withLock { body(&$0.observers, &$0.subscriptions, &$0.isolation) }
         }
         if ObjectIdentifier(observable) < ObjectIdentifier(tracker) {
             return observable._state.withLock { o in
-                tracker._state.withLock { t in body(&o.observers, &t.subscriptions) }
+                tracker._state.withLock { t in body(&o.observers, &t.subscriptions, &o.isolation) }
             }
         }
         return tracker._state.withLock { t in
-            observable._state.withLock { o in body(&o.observers, &t.subscriptions) }
+            observable._state.withLock { o in body(&o.observers, &t.subscriptions, &o.isolation) }
         }
     }
 
@@ -849,7 +1141,8 @@ public final class GraphNode: @unchecked Sendable {
     static func _detachEdge(observable: GraphNode, tracker: GraphNode) -> _Removed? {
         let trackerKey = ObserverID(tracker)
         let observableKey = ObserverID(observable)
-        return _withEdge(observable: observable, tracker: tracker) { observers, subscriptions in
+        return _withEdge(observable: observable, tracker: tracker) { observers, subscriptions, isolation in
+            isolation?.forget(trackerKey)
             guard var removed = observers.remove(key: trackerKey) else { return nil }
             removed.other = subscriptions.remove(key: observableKey)?.object
             return removed
@@ -865,7 +1158,10 @@ public final class GraphNode: @unchecked Sendable {
             dead.append(_DeadEntry(position: position, bits: slots[position].bits))
         }
         _state.withLock { state in
-            if !dead.isEmpty { state.observers.dropDead(dead, layout: layout) }
+            if !dead.isEmpty {
+                state.observers.dropDead(dead, layout: layout)
+                state.forgetIsolationOfUnregistered(dead)
+            }
             // The next sweep is due when the registry reaches four times its LIVE size, so dead
             // entries stay within three times the live ones, whatever the history (and the
             // sweeps cost O(1) amortized per subscribe).
@@ -921,7 +1217,10 @@ public final class GraphNode: @unchecked Sendable {
             if let i = state.observers.broadcasts.lastIndex(where: { $0.flag == flag }) {
                 state.observers.broadcasts.remove(at: i)
             }
-            if !dead.isEmpty { state.observers.dropDead(dead, layout: layout) }
+            if !dead.isEmpty {
+                state.observers.dropDead(dead, layout: layout)
+                state.forgetIsolationOfUnregistered(dead)
+            }
         }
     }
 
@@ -1013,7 +1312,19 @@ struct _Detached {
 struct _NodeState {
     @usableFromInline var observers = _Registry()
     @usableFromInline var subscriptions = _Registry()
+    /// Where observers added from an actor live, and posts waiting for those actors; `nil` until
+    /// the first observer is added with an isolation.
+    @usableFromInline var isolation: _NodeIsolation?
     @usableFromInline init() {}
+
+    /// Forgets the isolation of dead entries that a sweep dropped (not of a key that was added
+    /// again meanwhile: that one has its own, newer isolation).
+    mutating func forgetIsolationOfUnregistered(_ dead: [_DeadEntry]) {
+        guard let isolation else { return }
+        for entry in dead where observers.index[ObserverID(_raw: entry.bits & _SlotFlags.keyMask)] == nil {
+            isolation.forget(entry.bits)
+        }
+    }
 }
 
 /// An ordered set of weakly referenced objects with O(1) lookup by key: the registration-order
@@ -1292,15 +1603,19 @@ extension GraphNode {
     }
 }
 
-// MARK: - Casting helpers (objects in slots always came from conforming types)
+// MARK: - Casting helpers
 
-func _graphObserver(_ object: AnyObject, bits: UInt) -> any GraphObserver {
+// Objects in slots always came from conforming types, and no conformance to the kit's protocols
+// can be isolated to an actor (`_GraphConformance`), so these casts succeed from every thread.
+// They are still conditional: a failed lookup skips the entry instead of trapping.
+
+func _graphObserver(_ object: AnyObject, bits: UInt) -> (any GraphObserver)? {
     if bits & _SlotFlags.boxed != 0 {
         return unsafeDowncast(object, to: _ValueObserverBox.self).observer
     }
-    return object as! any GraphObserver
+    return object as? any GraphObserver
 }
 
-func _graphObservable(_ object: AnyObject) -> any GraphObservable {
-    object as! any GraphObservable
+func _graphObservable(_ object: AnyObject) -> (any GraphObservable)? {
+    object as? any GraphObservable
 }

@@ -74,7 +74,7 @@ public final class RecordingObserver<Value: Sendable>: GraphTrackingObserver, Se
     /// Callbacks: the source delivers to this recorder from then on.
     /// - Complexity: expected O(1), plus what the source delivers meanwhile.
     public func record(_ source: GraphEventSource<Value>) {
-        let token = source.observe { [weak self] event in self?.record(event) }
+        let token = source.observeNonisolated { [weak self] event in self?.record(event) }
         state.withLock { $0.tokens.append(token) }
     }
 

@@ -96,7 +96,7 @@ struct QueueViewModelTests {
         let store = InMemoryQueueStore()
         let model = QueueViewModel(store: store, startDay: .tuesday)
         let states = GraphLock<[String]>([])
-        let token = model.state.observeValues { state in
+        let token = model.state.observeValuesNonisolated { state in
             let text =
                 switch state {
                 case .loading: "loading"
@@ -143,7 +143,9 @@ struct QueueViewModelTests {
         let model = QueueViewModel(store: InMemoryQueueStore(), startDay: .monday)
         model.load()
         let changes = GraphLock<[ArrayChangeset]>([])
-        let token = model.rows!.observeValues { change in changes.withLock { $0.append(change.changeset) } }
+        let token = model.rows!.observeValuesNonisolated { change in
+            changes.withLock { $0.append(change.changeset) }
+        }
         try model.add(title: "A")
         try model.add(title: "B")
         try model.move(ItemID(2), to: 1)

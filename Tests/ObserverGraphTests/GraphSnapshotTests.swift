@@ -173,7 +173,7 @@ struct GraphSnapshotTests {
     @Test("Values and closure observers appear with their default names")
     func valuesLayer() {
         let credits = ObservableValue(0)
-        let token = credits.observeValues { _ in }
+        let token = credits.observeValuesNonisolated { _ in }
         let snapshot = GraphSnapshot(observables: [credits])
         #expect(snapshot.nodes.count == 2 && snapshot.edges.count == 1)
         #expect(snapshot.nodes[0].name == credits.graphDisplayName)

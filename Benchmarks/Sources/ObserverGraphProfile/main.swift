@@ -113,7 +113,7 @@ func measuredSection(_ f: Fixture) -> Int {
     case "valueset":
         let value = ObservableValue(0)
         let sum = GraphLock(0)
-        let token = value.observeValues { v in sum.withLock { $0 &+= v } }
+        let token = value.observeValuesNonisolated { v in sum.withLock { $0 &+= v } }
         for i in 0..<f.observers.count { value.value = i }
         result = sum.withLock { $0 }
         withExtendedLifetime(token) {}

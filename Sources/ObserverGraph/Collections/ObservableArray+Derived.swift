@@ -52,7 +52,7 @@ extension ObservableArray {
     /// - Returns: the token that keeps the binding alive.
     /// - Complexity: per change, as `map`.
     public func bind(to target: ObservableArray<Element>) -> SubscriptionToken {
-        observeValues { [weak target] change in target?.apply(change, transform: { $0 }) }
+        observeValuesNonisolated { [weak target] change in target?.apply(change, transform: { $0 }) }
     }
 
     /// Applies an upstream change whose indices refer to this array's content. If this array is
@@ -96,7 +96,7 @@ extension ObservableArray {
     func follow<Source: Sendable>(
         _ upstream: GraphEventSource<Source>, _ handler: @escaping @Sendable (Source) -> Void
     ) {
-        let token = upstream.observeValues(handler)
+        let token = upstream.observeValuesNonisolated(handler)
         upstreams.withLock { $0 += [token, upstream] }
     }
 }

@@ -38,51 +38,144 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// drain keeps its source alive.
     deinit {
         guard pipeline.withLock({ $0.terminal }) == nil else { return }
-        broadcast(as: _EventSink<Value>.self) { $0.deliver(.finished) }
+        broadcast(as: _EventSink<Value>.self) { $0.deliver(.finished, drainer: nil) }
     }
 
-    /// Observes the events of this source with a closure, until the returned token is cancelled
-    /// or deallocated.
+    /// Observes the events of this source with a closure that runs on the caller's actor, until
+    /// the returned token is cancelled or deallocated: the form for actor-isolated code.
+    ///
+    ///     @MainActor final class CreditsViewModel {
+    ///         var text = ""
+    ///         var tokens: [SubscriptionToken] = []
+    ///         init(credits: ObservableValue<Int>) {
+    ///             tokens.append(credits.observe { event in self.text = "\(event)" })
+    ///         }
+    ///     }
+    ///
+    /// The closure is a plain closure of the actor: it may touch the actor's state, with no
+    /// `Task`, `assumeIsolated` or `@Sendable`. It is called only on `isolation` (by default the
+    /// caller's actor; from nonisolated code this form does not compile: use
+    /// `observe(on:_:)` or `observeNonisolated(_:)`).
+    ///
+    /// Delivery: in source order, exactly once each, the terminal event last. When the code that
+    /// delivers an event already runs on this actor (a `send` or `update` made on it) and nothing
+    /// is queued for this observer, the closure is called before that call returns. Otherwise
+    /// the event joins this observer's first-in, first-out mailbox, which one task at a time
+    /// runs on the actor. A closure that sends to its own source does not re-enter: the new
+    /// event is delivered after the current call returns.
+    ///
+    /// Thread safety: the token may be cancelled from anywhere. Cancelled on the actor, no call
+    /// happens after `cancel()` returns; cancelled elsewhere, no call happens after the actor's
+    /// current turn. Cancelling never blocks (calls run only on the actor).
+    /// Callbacks: `handler`, on `isolation` only. An `ObservableValue` delivers its current value
+    /// first; a terminated source delivers its terminal event.
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: expected O(1); each delivery is O(1) plus, from another thread, a share of
+    ///   one task per burst of events.
+    public func observe(
+        isolation: isolated any Actor = #isolation,
+        _ handler: @escaping (GraphEvent<Value>) -> Void
+    ) -> SubscriptionToken {
+        _observe(mode: .actor(isolation), drainer: isolation, handler)
+    }
+
+    /// Observes only the values, with a closure that runs on the caller's actor (see
+    /// `observe(isolation:_:)`), until the returned token is cancelled or deallocated.
+    ///
+    /// Thread safety: as `observe(isolation:_:)`.
+    /// Callbacks: `handler` for each value, on `isolation` only; termination is not reported
+    /// (use `observe(isolation:_:)` for it).
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: as `observe(isolation:_:)`.
+    public func observeValues(
+        isolation: isolated any Actor = #isolation,
+        _ handler: @escaping (Value) -> Void
+    ) -> SubscriptionToken {
+        _observe(mode: .actor(isolation), drainer: isolation) { event in
+            if case .value(let value) = event { handler(value) }
+        }
+    }
+
+    /// Observes the events of this source with a `@Sendable` closure run asynchronously on
+    /// `queue`, until the returned token is cancelled or deallocated.
     ///
     /// Thread safety: safe from any thread, also from inside another observer.
-    /// Callbacks: `handler`, on the delivering thread, or asynchronously on `queue` when one is
-    /// given (in order when the queue is serial). An `ObservableValue` delivers its current
-    /// value first; a terminated source delivers its terminal event.
+    /// Callbacks: `handler`, on `queue` (in order when the queue is serial). An `ObservableValue`
+    /// delivers its current value first; a terminated source delivers its terminal event.
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: expected O(1); each delivery is one `queue.async`.
+    public func observe(
+        on queue: DispatchQueue, _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
+    ) -> SubscriptionToken {
+        _observe(mode: .queue(queue), drainer: nil, handler)
+    }
+
+    /// Observes only the values with a `@Sendable` closure run asynchronously on `queue`.
+    ///
+    /// Thread safety: as `observe(on:_:)`.
+    /// Callbacks: `handler` for each value, on `queue`; termination is not reported.
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: as `observe(on:_:)`.
+    public func observeValues(
+        on queue: DispatchQueue, _ handler: @escaping @Sendable (Value) -> Void
+    ) -> SubscriptionToken {
+        _observe(mode: .queue(queue), drainer: nil) { event in
+            if case .value(let value) = event { handler(value) }
+        }
+    }
+
+    /// Observes the events of this source with a `@Sendable` closure called on whichever thread
+    /// delivers (usually the sender's, before `send` returns), until the returned token is
+    /// cancelled or deallocated: the form for nonisolated code and threads.
+    ///
+    /// Thread safety: safe from any thread, also from inside another observer. Calls are
+    /// serialized: one delivery of this source runs at a time.
+    /// Callbacks: `handler`, on the delivering thread. An `ObservableValue` delivers its current
+    /// value first (before this returns, unless another thread is delivering); a terminated
+    /// source delivers its terminal event.
     /// - Returns: the token that keeps the observation alive. Keep it.
     /// - Complexity: expected O(1), plus deliveries queued meanwhile if this thread delivers them.
-    public func observe(
-        on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
+    public func observeNonisolated(
+        _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
+    ) -> SubscriptionToken {
+        _observe(mode: .nonisolated, drainer: nil, handler)
+    }
+
+    /// Observes only the values with a `@Sendable` closure called on whichever thread delivers
+    /// (see `observeNonisolated(_:)`).
+    ///
+    /// Thread safety: as `observeNonisolated(_:)`.
+    /// Callbacks: `handler` for each value; termination is not reported.
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: as `observeNonisolated(_:)`.
+    public func observeValuesNonisolated(
+        _ handler: @escaping @Sendable (Value) -> Void
+    ) -> SubscriptionToken {
+        _observe(mode: .nonisolated, drainer: nil) { event in
+            if case .value(let value) = event { handler(value) }
+        }
+    }
+
+    /// Joins a closure observer and queues its first event, in one critical section (no send
+    /// can slip between them). The callbacks this fires are the kit's own (no-ops); the sweep for
+    /// deallocated observers, which may release objects, runs after unlocking.
+    func _observe(
+        mode: _EventSink<Value>.Mode, drainer: (any Actor)?,
+        _ handler: @escaping _EventSink<Value>.Handler
     ) -> SubscriptionToken {
         let (sink, mustDrain, sweepDue) = pipeline.withLock { state in
             let sink = _EventSink(
-                firstSequence: state.takeSequence(), queue: queue, handler: handler, source: self)
+                firstSequence: state.takeSequence(), mode: mode, handler: handler, source: self)
             if let terminal = state.terminal {
                 return (sink, state.enqueue(.replay(terminal, to: sink)), false)
             }
-            // Joining and queueing the first event in one critical section: no send can slip
-            // between them. The callbacks this fires are the kit's own (no-ops); the sweep for
-            // deallocated observers, which may release objects, runs after unlocking.
             let sweepDue = _subscribeDeferringSweep(sink).sweepDue
             guard let current = state.current else { return (sink, false, sweepDue) }
             return (sink, state.enqueue(.replay(.value(_replayValue(current)), to: sink)), sweepDue)
         }
         if sweepDue { graphNode._sweepDeadObservers() }
-        if mustDrain { _drain() }
+        if mustDrain { _drain(drainer) }
         return SubscriptionToken(sink)
-    }
-
-    /// Observes only the values, until the returned token is cancelled or deallocated.
-    ///
-    /// Thread safety: as `observe(on:_:)`.
-    /// Callbacks: `handler` for each value; termination is not reported (use `observe` for it).
-    /// - Returns: the token that keeps the observation alive. Keep it.
-    /// - Complexity: as `observe(on:_:)`.
-    public func observeValues(
-        on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (Value) -> Void
-    ) -> SubscriptionToken {
-        observe(on: queue) { event in
-            if case .value(let value) = event { handler(value) }
-        }
     }
 
     /// Ends the stream normally: observers receive `.finished`, then are removed.
@@ -92,8 +185,8 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// - Returns: `false` (and does nothing) if the source had already terminated.
     /// - Complexity: O(n) for the delivery to n observers.
     @discardableResult
-    public func finish() -> Bool {
-        terminate(with: .finished)
+    public func finish(isolation: isolated (any Actor)? = #isolation) -> Bool {
+        terminate(with: .finished, isolation: isolation)
     }
 
     /// Ends the stream with an error: observers receive `.failed(error)`, then are removed.
@@ -106,8 +199,8 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// - Returns: `false` (and does nothing) if the source had already terminated.
     /// - Complexity: O(n) for the delivery to n observers.
     @discardableResult
-    public func fail(_ error: any Error) -> Bool {
-        terminate(with: .failed(error))
+    public func fail(_ error: any Error, isolation: isolated (any Actor)? = #isolation) -> Bool {
+        terminate(with: .failed(error), isolation: isolation)
     }
 
     /// The terminal event (`.finished` or `.failed`), once `finish()` or `fail(_:)` was called.
@@ -118,24 +211,24 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         pipeline.withLock { $0.terminal }
     }
 
-    private func terminate(with event: GraphEvent<Value>) -> Bool {
+    private func terminate(with event: GraphEvent<Value>, isolation: (any Actor)?) -> Bool {
         let (accepted, mustDrain) = pipeline.withLock { state -> (Bool, Bool) in
             guard state.terminal == nil else { return (false, false) }
             state.terminal = event
             return (true, state.enqueue(.terminate(event, sequence: state.takeSequence())))
         }
-        if mustDrain { _drain() }
+        if mustDrain { _drain(isolation) }
         return accepted
     }
 
     /// Queues `.value(value)` for every observer; `false` if terminated.
     @inlinable
-    final func _send(_ value: Value) -> Bool {
+    final func _send(_ value: Value, isolation: (any Actor)?) -> Bool {
         let (accepted, mustDrain) = pipeline.withLock { state -> (Bool, Bool) in
             guard state.terminal == nil else { return (false, false) }
             return (true, state.enqueue(.broadcast(.value(value), sequence: state.takeSequence())))
         }
-        if mustDrain { _drain() }
+        if mustDrain { _drain(isolation) }
         return accepted
     }
 
@@ -155,7 +248,9 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// when another change landed meanwhile (try again), `.terminated` when the source has
     /// terminated (the change is dropped). The replaced value is released after unlocking.
     @inlinable
-    final func _commit(_ newValue: Value, ifVersion version: UInt64) -> _CommitOutcome {
+    final func _commit(_ newValue: Value, ifVersion version: UInt64, isolation: (any Actor)?)
+        -> _CommitOutcome
+    {
         let (outcome, replaced, mustDrain) = pipeline.withLock { state -> (_CommitOutcome, Value?, Bool) in
             guard state.terminal == nil else { return (.terminated, nil, false) }
             guard state.version == version else { return (.stale, nil, false) }
@@ -166,7 +261,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             return (.committed, replaced, mustDrain)
         }
         withExtendedLifetime(replaced) {}
-        if mustDrain { _drain() }
+        if mustDrain { _drain(isolation) }
         return outcome
     }
 
@@ -177,9 +272,9 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// Returns the result of the run that counted, and `accepted == false` when the source had
     /// terminated (the change was dropped). Check and commit happen in one critical section.
     @inlinable
-    final func _readModifyWrite<Result>(_ body: (Value) throws -> (newValue: Value?, result: Result)) rethrows
-        -> (result: Result, accepted: Bool)
-    {
+    final func _readModifyWrite<Result>(
+        isolation: (any Actor)? = nil, _ body: (Value) throws -> (newValue: Value?, result: Result)
+    ) rethrows -> (result: Result, accepted: Bool) {
         while true {
             let (current, version) = _snapshot()
             let (newValue, result) = try body(current)
@@ -188,7 +283,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
                 if now.0 == version { return (result, now.1) }
                 continue
             }
-            switch _commit(newValue, ifVersion: version) {
+            switch _commit(newValue, ifVersion: version, isolation: isolation) {
             case .committed: return (result, true)
             case .terminated: return (result, false)
             case .stale: continue
@@ -200,7 +295,9 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// queues the new value as an event. `body` must not run user code; what it returns is
     /// released by the caller, after unlocking. Returns `nil` if the source has terminated.
     @inlinable
-    final func _mutateCurrent<Result>(_ body: (inout Value) -> (changed: Bool, result: Result)) -> Result? {
+    final func _mutateCurrent<Result>(
+        isolation: (any Actor)? = nil, _ body: (inout Value) -> (changed: Bool, result: Result)
+    ) -> Result? {
         let (result, mustDrain) = pipeline.withLock { state -> (Result?, Bool) in
             guard state.terminal == nil else { return (nil, false) }
             let (changed, result) = body(&state.current!)
@@ -209,31 +306,32 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             let mustDrain = state.enqueue(.broadcast(.value(state.current!), sequence: state.takeSequence()))
             return (result, mustDrain)
         }
-        if mustDrain { _drain() }
+        if mustDrain { _drain(isolation) }
         return result
     }
 
     /// Delivers queued actions until the queue is empty. Only one thread drains at a time; the
-    /// others just queue.
+    /// others just queue. `drainer` is the isolation of the code draining (`nil` when
+    /// nonisolated): observers living on that actor are called right here.
     @inlinable
-    final func _drain() {
+    final func _drain(_ drainer: (any Actor)?) {
         while let action = pipeline.withLock({ $0.next() }) {
             switch action {
             case .broadcast(let event, let sequence):
-                _deliver(event, upTo: sequence)
+                _deliver(event, upTo: sequence, drainer: drainer)
             case .replay(let event, let sink):
-                sink.deliver(event)
+                sink.deliver(event, drainer: drainer)
             case .terminate(let event, let sequence):
-                _deliver(event, upTo: sequence)
+                _deliver(event, upTo: sequence, drainer: drainer)
                 removeAllObservers()
             }
         }
     }
 
     @inlinable
-    final func _deliver(_ event: GraphEvent<Value>, upTo sequence: UInt64) {
+    final func _deliver(_ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: (any Actor)?) {
         broadcast(as: _EventSink<Value>.self) { sink in
-            if sink.firstSequence < sequence { sink.deliver(event) }
+            if sink.firstSequence < sequence { sink.deliver(event, drainer: drainer) }
         }
     }
 }

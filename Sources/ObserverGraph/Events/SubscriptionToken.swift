@@ -109,35 +109,63 @@ protocol _SubscriptionTarget: AnyObject, Sendable {
 
 /// A closure observer: a real `GraphObserver` in its source's observer list, kept alive by its
 /// token (the source holds it weakly, like any class observer).
+///
+/// Three ways to run the closure:
+/// - nonisolated: on the delivering thread; `cancel()` waits for calls running elsewhere;
+/// - on a `DispatchQueue`: asynchronously, in order when the queue is serial;
+/// - on an actor: through a first-in, first-out mailbox drained on the actor, by at most one
+///   task at a time; synchronously when the delivering code already runs on that actor and
+///   nothing is queued before it. Calls happen only on the actor, so `cancel()` never waits.
 @usableFromInline
 final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @unchecked Sendable {
-    @usableFromInline typealias Handler = @Sendable (GraphEvent<Value>) -> Void
+    /// The closure. For an actor sink it is the actor-isolated closure the user wrote, called
+    /// only on that actor (what makes this class `@unchecked Sendable`).
+    @usableFromInline typealias Handler = (GraphEvent<Value>) -> Void
+
+    @usableFromInline enum Mode {
+        case nonisolated
+        case queue(DispatchQueue)
+        case actor(any Actor)
+    }
 
     /// The sequence number of the source's queue at the moment it joined: it receives the
     /// broadcasts queued after that, never the earlier ones.
     @usableFromInline let firstSequence: UInt64
-    @usableFromInline let queue: DispatchQueue?
+    @usableFromInline let mode: Mode
     @usableFromInline let state: GraphLock<_SinkState<Value>>
     // Written once, in init; read from any thread.
     private weak var source: GraphEventSource<Value>?
 
-    init(
-        firstSequence: UInt64, queue: DispatchQueue?, handler: @escaping Handler,
-        source: GraphEventSource<Value>
-    ) {
+    init(firstSequence: UInt64, mode: Mode, handler: @escaping Handler, source: GraphEventSource<Value>) {
         self.firstSequence = firstSequence
-        self.queue = queue
+        self.mode = mode
         self.state = GraphLock(_SinkState(handler: handler))
         self.source = source
     }
 
-    /// Delivers `event` now, or on the sink's queue (in order, when the queue is serial).
+    /// Delivers `event`: now, on the sink's queue, or on its actor. `drainer` is the isolation
+    /// of the code delivering (the actor it runs on, `nil` when nonisolated).
     @inlinable
-    func deliver(_ event: GraphEvent<Value>) {
-        if let queue {
-            queue.async { self.deliverNow(event) }
-        } else {
+    func deliver(_ event: GraphEvent<Value>, drainer: (any Actor)?) {
+        switch mode {
+        case .nonisolated:
             deliverNow(event)
+        case .queue(let queue):
+            queue.async { self.deliverNow(event) }
+        case .actor(let actor):
+            let onActor = drainer.map { $0 === actor } ?? false
+            let mustSchedule = state.withLock { state -> Bool in
+                guard state.handler != nil else { return false }
+                state.mailbox.append(event)
+                guard !onActor, !state.scheduled, !state.running else { return false }
+                state.scheduled = true
+                return true
+            }
+            if onActor {
+                _runMailbox()
+            } else if mustSchedule {
+                Task { await self._runMailboxTask(isolation: actor) }
+            }
         }
     }
 
@@ -160,15 +188,61 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         for waiter in waiters { waiter.signal() }
     }
 
-    /// Stops delivery. Returns once no delivery is running on another thread (there can be
-    /// several at once with a concurrent queue); drops the closure with no lock held.
+    /// The mailbox task's turn on the actor.
+    @usableFromInline
+    func _runMailboxTask(isolation actor: isolated any Actor) {
+        state.withLock { $0.scheduled = false }
+        _runMailbox()
+    }
+
+    /// Calls the closure with each queued event, in order, until none is left. Runs on the sink's
+    /// actor only. If a run is already in progress further up this stack (the closure sent to
+    /// its own source), returns at once: that run delivers what was just queued, after the
+    /// current call returns, so calls never nest.
+    @usableFromInline
+    func _runMailbox() {
+        let start = state.withLock { state -> Bool in
+            guard !state.running else { return false }
+            state.running = true
+            return true
+        }
+        guard start else { return }
+        while true {
+            let next = state.withLock { state -> (Handler, GraphEvent<Value>)? in
+                guard let handler = state.handler, state.mailboxHead < state.mailbox.count else {
+                    state.mailbox.removeAll(keepingCapacity: state.mailbox.count <= 64)
+                    state.mailboxHead = 0
+                    state.running = false
+                    return nil
+                }
+                let event = state.mailbox[state.mailboxHead]
+                state.mailboxHead += 1
+                if event.isTerminal { state.handler = nil }
+                return (handler, event)
+            }
+            guard let (handler, event) = next else { return }
+            handler(event)
+        }
+    }
+
+    /// Stops delivery. A nonisolated or queue sink returns once no call runs on another thread
+    /// (there can be several with a concurrent queue), except when the canceller is itself inside
+    /// a call of this closure: then it returns at once, because waiting for the others could wait
+    /// forever (two calls cancelling each other). An actor sink never waits: its calls run only
+    /// on its actor. Drops the closure and queued events with no lock held.
     func close() {
         let thread = _currentThreadID()
         var released: Handler?
+        var dropped: [GraphEvent<Value>] = []
         while true {
             let (handler, wait) = state.withLock { state -> (Handler?, DispatchSemaphore?) in
                 let handler = state.handler
                 state.handler = nil
+                if !state.mailbox.isEmpty {
+                    swap(&dropped, &state.mailbox)
+                    state.mailboxHead = 0
+                }
+                if state.inFlight.contains(thread) { return (handler, nil) }
                 guard state.inFlight.contains(where: { $0 != thread }) else { return (handler, nil) }
                 let semaphore = DispatchSemaphore(value: 0)
                 state.waiters.append(semaphore)
@@ -178,7 +252,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             guard let wait else { break }
             wait.wait()  // signalled whenever a delivery ends; then check again
         }
-        withExtendedLifetime(released) {}
+        withExtendedLifetime((released, dropped)) {}
     }
 
     func _cancel() {
@@ -204,4 +278,16 @@ struct _SinkState<Value: Sendable> {
     @usableFromInline var inFlight: [UInt] = []
     /// Cancellers on other threads waiting for the running delivery to end.
     @usableFromInline var waiters: [DispatchSemaphore] = []
+    /// Actor sinks: events waiting for the actor, oldest first.
+    @usableFromInline var mailbox: [GraphEvent<Value>] = []
+    /// Actor sinks: the next event of `mailbox` to deliver (the ones before it are delivered).
+    @usableFromInline var mailboxHead = 0
+    /// Actor sinks: a task is on its way to run the mailbox.
+    @usableFromInline var scheduled = false
+    /// Actor sinks: the mailbox is being run on the actor right now.
+    @usableFromInline var running = false
+
+    @usableFromInline init(handler: @escaping _EventSink<Value>.Handler) {
+        self.handler = handler
+    }
 }
