@@ -40,8 +40,12 @@ public enum QueueEvent: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Observes a queue manager.
-public protocol QueueManagerObserver: GraphObserver {
+/// Observes a queue manager: the app's message protocol.
+///
+/// It does not refine the kit's `GraphObserver`, so that a `@MainActor` type may adopt it with a
+/// conformance isolated to the main actor (the kit's own protocols refuse isolated conformances;
+/// the observer adopts those separately, nonisolated).
+public protocol QueueManagerObserver {
     /// The manager reports `event`, after the queue changed; called with no lock held.
     func queueManager(_ manager: QueueManager, didReport event: QueueEvent)
 

@@ -3,7 +3,7 @@ import Foundation
 import ObserverGraph
 
 /// Prints what the queue manager reports, as it happens.
-final class EventPrinter: QueueManagerObserver {
+final class EventPrinter: GraphObserver, QueueManagerObserver {
     let graphDisplayName = "printer (daily-queue)"
     private let write: (String) -> Void
     init(_ write: @escaping (String) -> Void) { self.write = write }

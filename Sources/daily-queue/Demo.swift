@@ -143,7 +143,7 @@ struct Demo {
 
 /// Listens to the manager and records, at the clock's step, what it reports: one row per kind
 /// of report, in the order of the source document's diagrams.
-final class Tap: QueueManagerObserver {
+final class Tap: GraphObserver, QueueManagerObserver {
     let clock: VirtualClock
     /// With one item, rows are named after it and marked `O` (as in the source document);
     /// with several, each mark is the item's title.

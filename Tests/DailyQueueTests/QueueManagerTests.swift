@@ -4,7 +4,7 @@ import ObserverGraph
 import Testing
 
 /// Records what a manager reports.
-final class EventRecorder: QueueManagerObserver {
+final class EventRecorder: GraphObserver, QueueManagerObserver {
     var events: [String] = []
     var onEvent: ((QueueEvent) -> Void)?
     func queueManager(_ manager: QueueManager, didReport event: QueueEvent) {
