@@ -248,12 +248,18 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// when another change landed meanwhile (try again), `.terminated` when the source has
     /// terminated (the change is dropped). The replaced value is released after unlocking.
     @inlinable
-    final func _commit(_ newValue: Value, ifVersion version: UInt64, isolation: (any Actor)?)
-        -> _CommitOutcome
-    {
+    final func _commit(
+        _ newValue: Value, ifVersion version: UInt64, isolation: (any Actor)?, closing thread: UInt? = nil,
+        deferringDrainTo nested: _TransactionLog? = nil
+    ) -> _CommitOutcome {
+        var owed = false
         let (outcome, replaced, mustDrain) = pipeline.withLock { state -> (_CommitOutcome, Value?, Bool) in
-            guard state.terminal == nil else { return (.terminated, nil, false) }
+            guard state.terminal == nil else {
+                if let thread { owed = state.close(thread) }
+                return (.terminated, nil, false)
+            }
             guard state.version == version else { return (.stale, nil, false) }
+            if let thread { owed = state.close(thread) }
             let replaced = state.current
             state.current = newValue
             state.version &+= 1
@@ -261,7 +267,11 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             return (.committed, replaced, mustDrain)
         }
         withExtendedLifetime(replaced) {}
-        if mustDrain { _drain(isolation) }
+        if mustDrain, let nested {
+            nested.owesDrain = true  // the outer transaction delivers when it closes
+        } else if mustDrain || owed {
+            _drain(isolation)
+        }
         return outcome
     }
 
@@ -271,21 +281,86 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// otherwise `body` runs again on the newer value. After termination the change is dropped.
     /// Returns the result of the run that counted, and `accepted == false` when the source had
     /// terminated (the change was dropped). Check and commit happen in one critical section.
+    ///
+    /// **Nesting.** A change of this source made from inside `body` on the same thread (an
+    /// `update` inside an `update`, an `append` inside a `batch`) is applied at once, on the
+    /// committed value, and delivered; the outer change then finds its snapshot stale and runs
+    /// `body` again on the new value. During that rerun, each nested change that was already
+    /// applied is not applied again: it returns the result of its first run. So every change of
+    /// the outer and the inner bodies is applied exactly once (no livelock, no lost change), the
+    /// inner ones first. The thread's open transaction is recorded in the snapshot's critical
+    /// section and closed in the commit's, so the common, unnested path takes no extra lock.
     @inlinable
     final func _readModifyWrite<Result>(
         isolation: (any Actor)? = nil, _ body: (Value) throws -> (newValue: Value?, result: Result)
     ) rethrows -> (result: Result, accepted: Bool) {
+        let thread = _currentThreadID()
+        var (current, version, nested) = pipeline.withLock { state in
+            (state.current!, state.version, state.open(thread))
+        }
+        if let log = nested { return try _nestedReadModifyWrite(log, isolation: isolation, body) }
+        var closed = false
+        defer {  // `body` threw
+            if !closed, pipeline.withLock({ $0.close(thread) }) { _drain(isolation) }
+        }
+        while true {
+            let (newValue, result) = try body(current)
+            guard let newValue else {
+                let now = pipeline.withLock { state -> (UInt64, Bool, Bool) in
+                    let owed = state.version == version ? state.close(thread) : false
+                    return (state.version, state.terminal == nil, owed)
+                }
+                if now.0 == version {
+                    closed = true
+                    if now.2 { _drain(isolation) }
+                    return (result, now.1)
+                }
+                (current, version, nested) = _resnapshot(thread)
+                continue
+            }
+            switch _commit(newValue, ifVersion: version, isolation: isolation, closing: thread) {
+            case .committed:
+                closed = true
+                return (result, true)
+            case .terminated:
+                closed = true
+                return (result, false)
+            case .stale:
+                (current, version, nested) = _resnapshot(thread)
+            }
+        }
+    }
+
+    /// The current value and version for a retry of the open transaction of `thread`; its
+    /// nested changes (if any) replay from the start.
+    @inlinable
+    final func _resnapshot(_ thread: UInt) -> (Value, UInt64, _TransactionLog?) {
+        let (value, version, log) = pipeline.withLock { state in
+            (state.current!, state.version, state.log(of: thread))
+        }
+        log?.next = 0
+        return (value, version, log)
+    }
+
+    /// A read-modify-write made from inside the body of another one on the same thread: applied
+    /// once, then replayed (not applied again) when the outer body runs again.
+    @usableFromInline
+    final func _nestedReadModifyWrite<Result>(
+        _ log: _TransactionLog, isolation: (any Actor)?,
+        _ body: (Value) throws -> (newValue: Value?, result: Result)
+    ) rethrows -> (result: Result, accepted: Bool) {
+        if let cached = log.replay(as: (result: Result, accepted: Bool).self) { return cached }
         while true {
             let (current, version) = _snapshot()
             let (newValue, result) = try body(current)
             guard let newValue else {
                 let now = pipeline.withLock { ($0.version, $0.terminal == nil) }
-                if now.0 == version { return (result, now.1) }
+                if now.0 == version { return log.record((result, now.1)) }
                 continue
             }
-            switch _commit(newValue, ifVersion: version, isolation: isolation) {
-            case .committed: return (result, true)
-            case .terminated: return (result, false)
+            switch _commit(newValue, ifVersion: version, isolation: isolation, deferringDrainTo: log) {
+            case .committed: return log.record((result, true))
+            case .terminated: return log.record((result, false))
             case .stale: continue
             }
         }
@@ -298,15 +373,26 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     final func _mutateCurrent<Result>(
         isolation: (any Actor)? = nil, _ body: (inout Value) -> (changed: Bool, result: Result)
     ) -> Result? {
+        let thread = _currentThreadID()
+        var nested: _TransactionLog?
         let (result, mustDrain) = pipeline.withLock { state -> (Result?, Bool) in
-            guard state.terminal == nil else { return (nil, false) }
+            // Inside a read-modify-write of this source on this thread: applied once (below),
+            // replayed when the outer body runs again.
+            nested = state.openTransactions.isEmpty ? nil : state.nestedLog(of: thread)
+            if let log = nested, let cached = log.replay(as: Result?.self) { return (cached, false) }
+            guard state.terminal == nil else { return (nested?.record(nil) ?? nil, false) }
             let (changed, result) = body(&state.current!)
+            if let log = nested { _ = log.record(Optional(result)) }
             guard changed else { return (result, false) }
             state.version &+= 1
             let mustDrain = state.enqueue(.broadcast(.value(state.current!), sequence: state.takeSequence()))
             return (result, mustDrain)
         }
-        if mustDrain { _drain(isolation) }
+        if mustDrain, let nested {
+            nested.owesDrain = true  // the outer transaction delivers when it closes
+        } else if mustDrain {
+            _drain(isolation)
+        }
         return result
     }
 
@@ -366,6 +452,9 @@ struct _SourceState<Value: Sendable> {
     @usableFromInline var head = 0
     @usableFromInline var draining = false
     @usableFromInline var nextSequence: UInt64 = 1
+    /// The read-modify-writes in progress, by thread (a handful at most): how a change made
+    /// from inside one of them is recognized as nested.
+    @usableFromInline var openTransactions: [_OpenTransaction] = []
 
     init(current: Value?) {
         self.current = current
@@ -406,5 +495,85 @@ struct _SourceState<Value: Sendable> {
         head = 0
         draining = false
         return nil
+    }
+}
+
+/// A read-modify-write in progress on one thread, with the log of its nested changes (allocated
+/// only when one happens).
+@usableFromInline
+struct _OpenTransaction {
+    @usableFromInline let thread: UInt
+    @usableFromInline var log: _TransactionLog?
+
+    @usableFromInline init(thread: UInt) {
+        self.thread = thread
+    }
+}
+
+/// The results of the nested changes made by one open transaction, in call order. Used only by
+/// the transaction's own thread, so it needs no lock.
+@usableFromInline
+final class _TransactionLog {
+    @usableFromInline var results: [Any] = []
+    /// The next nested change's position: a rerun of the outer body starts again at 0.
+    @usableFromInline var next = 0
+    /// A nested change queued events and took the drain: the outer transaction must drain when
+    /// it closes (so that no observer runs while it is open on this thread).
+    @usableFromInline var owesDrain = false
+
+    @usableFromInline init() {}
+
+    /// The recorded result of the next nested change when this is a rerun that reached one
+    /// already applied (then it is not applied again); `nil` when it must be applied now.
+    @inlinable
+    func replay<T>(as type: T.Type) -> T? {
+        guard next < results.count, let cached = results[next] as? T else {
+            if next < results.count { results.removeSubrange(next...) }  // the rerun diverged
+            return nil
+        }
+        next += 1
+        return cached
+    }
+
+    /// Records the result of a nested change just applied, and returns it.
+    @inlinable
+    func record<T>(_ result: T) -> T {
+        results.append(result)
+        next += 1
+        return result
+    }
+}
+
+extension _SourceState {
+    /// Opens a transaction for `thread`, or returns the log of the one already open on it (the
+    /// call is nested).
+    @inlinable
+    mutating func open(_ thread: UInt) -> _TransactionLog? {
+        if !openTransactions.isEmpty, let log = nestedLog(of: thread) { return log }
+        openTransactions.append(_OpenTransaction(thread: thread))
+        return nil
+    }
+
+    /// The log of the transaction open on `thread` (created on first use), or `nil` if none is.
+    @inlinable
+    mutating func nestedLog(of thread: UInt) -> _TransactionLog? {
+        guard let index = openTransactions.lastIndex(where: { $0.thread == thread }) else { return nil }
+        if let log = openTransactions[index].log { return log }
+        let log = _TransactionLog()
+        openTransactions[index].log = log
+        return log
+    }
+
+    /// The log of the transaction open on `thread`, if it has one.
+    @inlinable
+    func log(of thread: UInt) -> _TransactionLog? {
+        openTransactions.last(where: { $0.thread == thread })?.log
+    }
+
+    /// Closes the transaction open on `thread`; `true` when it owes a drain.
+    @inlinable
+    mutating func close(_ thread: UInt) -> Bool {
+        guard let index = openTransactions.lastIndex(where: { $0.thread == thread }) else { return false }
+        return openTransactions.remove(at: index).log?.owesDrain ?? false
     }
 }
