@@ -65,6 +65,12 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     /// delivered, unless the value skips equal values. After termination, `body` runs once and
     /// its change is dropped.
     ///
+    /// Nesting: a change of this same value made from inside `body` on the same thread (an
+    /// `update` inside an `update`) is applied at once; this `update` then runs `body` again on
+    /// the new value, and the nested change, reached again, is not applied twice (it returns its
+    /// first result). Every change is applied exactly once, the inner one first; observers are
+    /// called once the outer `update` ends.
+    ///
     ///     credits.update { $0 += 10 }
     ///     try credits.update { credits in
     ///         guard credits >= price else { throw WalletError.insufficientCredits }
