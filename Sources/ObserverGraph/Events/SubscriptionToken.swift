@@ -135,6 +135,9 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     @usableFromInline let state: GraphLock<_SinkState<Value>>
     // Written once, in init; read from any thread.
     private weak var source: GraphEventSource<Value>?
+    /// Set by a cancel made from inside the closure while the actor runs the mailbox; touched
+    /// only on that actor's running thread (see `close()`).
+    @usableFromInline nonisolated(unsafe) var _stoppedOnActor = false
 
     init(firstSequence: UInt64, mode: Mode, handler: @escaping Handler, source: GraphEventSource<Value>) {
         self.firstSequence = firstSequence
@@ -153,20 +156,59 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         case .queue(let queue):
             queue.async { self.deliverNow(event) }
         case .actor(let actor):
-            let onActor = drainer.map { $0 === actor } ?? false
+            if let drainer, drainer === actor {
+                _deliverOnActor(event)
+                return
+            }
             let mustSchedule = state.withLock { state -> Bool in
                 guard state.handler != nil else { return false }
                 state.mailbox.append(event)
-                guard !onActor, !state.scheduled, !state.running else { return false }
+                guard !state.scheduled, !state.running else { return false }
                 state.scheduled = true
                 return true
             }
-            if onActor {
-                _runMailbox()
-            } else if mustSchedule {
+            if mustSchedule {
                 Task { await self._runMailboxTask(isolation: actor) }
             }
         }
+    }
+
+    /// What delivering on the actor starts with.
+    @usableFromInline
+    enum _ActorStart {
+        case nothing
+        case direct(Handler)
+        case mailbox
+    }
+
+    /// Delivers `event` from code running on this sink's actor: called right away when nothing
+    /// is queued before it (two critical sections, as for a nonisolated closure); queued behind
+    /// earlier events otherwise, which run now; queued behind the running call when the closure
+    /// itself sent it (no nested calls).
+    @inlinable
+    func _deliverOnActor(_ event: GraphEvent<Value>) {
+        let thread = _currentThreadID()
+        let start = state.withLock { state -> _ActorStart in
+            guard let handler = state.handler else { return .nothing }
+            if state.running {
+                state.mailbox.append(event)
+                return .nothing
+            }
+            state.running = true
+            state.deliveringThread = thread
+            guard state.mailbox.isEmpty else {
+                state.mailbox.append(event)
+                return .mailbox
+            }
+            if event.isTerminal { state.handler = nil }
+            return .direct(handler)
+        }
+        switch start {
+        case .nothing: return
+        case .direct(let handler): handler(event)
+        case .mailbox: break
+        }
+        _continueMailbox()
     }
 
     @inlinable
@@ -189,7 +231,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     }
 
     /// The mailbox task's turn on the actor.
-    @usableFromInline
+    @inlinable
     func _runMailboxTask(isolation actor: isolated any Actor) {
         state.withLock { $0.scheduled = false }
         _runMailbox()
@@ -199,29 +241,44 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// actor only. If a run is already in progress further up this stack (the closure sent to
     /// its own source), returns at once: that run delivers what was just queued, after the
     /// current call returns, so calls never nest.
-    @usableFromInline
+    ///
+    /// Events are taken in batches, one critical section each, so that a sender on another
+    /// thread and the actor rarely meet on the lock. A cancel made on the actor from inside the
+    /// closure stops the batch at once (`_stoppedOnActor`); one made elsewhere takes effect at
+    /// the next batch, within the actor's current turn.
+    @inlinable
     func _runMailbox() {
-        let start = state.withLock { state -> Bool in
-            guard !state.running else { return false }
+        let thread = _currentThreadID()
+        let claimed = state.withLock { state -> Bool in
+            guard !state.running, state.handler != nil, !state.mailbox.isEmpty else { return false }
             state.running = true
+            state.deliveringThread = thread
             return true
         }
-        guard start else { return }
+        if claimed { _continueMailbox() }
+    }
+
+    /// Runs the mailbox, in batches, until it is empty; the caller has claimed `running`.
+    @inlinable
+    func _continueMailbox() {
+        var spare: [GraphEvent<Value>] = []
         while true {
-            let next = state.withLock { state -> (Handler, GraphEvent<Value>)? in
-                guard let handler = state.handler, state.mailboxHead < state.mailbox.count else {
-                    state.mailbox.removeAll(keepingCapacity: state.mailbox.count <= 64)
-                    state.mailboxHead = 0
+            let taken = state.withLock { state -> (Handler, [GraphEvent<Value>])? in
+                guard !_stoppedOnActor, let handler = state.handler, !state.mailbox.isEmpty else {
                     state.running = false
+                    state.deliveringThread = 0
                     return nil
                 }
-                let event = state.mailbox[state.mailboxHead]
-                state.mailboxHead += 1
-                if event.isTerminal { state.handler = nil }
-                return (handler, event)
+                return (handler, state.takeMailbox(giving: &spare))
             }
-            guard let (handler, event) = next else { return }
-            handler(event)
+            guard let (handler, batch) = taken else { return }
+            for event in batch {
+                if event.isTerminal { state.withLock { $0.handler = nil } }
+                handler(event)
+                if _stoppedOnActor { break }
+            }
+            spare = batch
+            spare.removeAll(keepingCapacity: true)
         }
     }
 
@@ -232,16 +289,15 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// on its actor. Drops the closure and queued events with no lock held.
     func close() {
         let thread = _currentThreadID()
+        var stopsBatch = false
         var released: Handler?
         var dropped: [GraphEvent<Value>] = []
         while true {
             let (handler, wait) = state.withLock { state -> (Handler?, DispatchSemaphore?) in
                 let handler = state.handler
                 state.handler = nil
-                if !state.mailbox.isEmpty {
-                    swap(&dropped, &state.mailbox)
-                    state.mailboxHead = 0
-                }
+                if !state.mailbox.isEmpty { swap(&dropped, &state.mailbox) }
+                if state.running && state.deliveringThread == thread { stopsBatch = true }
                 if state.inFlight.contains(thread) { return (handler, nil) }
                 guard state.inFlight.contains(where: { $0 != thread }) else { return (handler, nil) }
                 let semaphore = DispatchSemaphore(value: 0)
@@ -252,6 +308,9 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             guard let wait else { break }
             wait.wait()  // signalled whenever a delivery ends; then check again
         }
+        // Written only here, on the thread that is running the mailbox (the actor), and read by
+        // that run after the closure returns: the same thread, so no lock is needed.
+        if stopsBatch { _stoppedOnActor = true }
         withExtendedLifetime((released, dropped)) {}
     }
 
@@ -280,8 +339,8 @@ struct _SinkState<Value: Sendable> {
     @usableFromInline var waiters: [DispatchSemaphore] = []
     /// Actor sinks: events waiting for the actor, oldest first.
     @usableFromInline var mailbox: [GraphEvent<Value>] = []
-    /// Actor sinks: the next event of `mailbox` to deliver (the ones before it are delivered).
-    @usableFromInline var mailboxHead = 0
+    /// Actor sinks: the thread running the mailbox right now (0 when none).
+    @usableFromInline var deliveringThread: UInt = 0
     /// Actor sinks: a task is on its way to run the mailbox.
     @usableFromInline var scheduled = false
     /// Actor sinks: the mailbox is being run on the actor right now.
@@ -289,5 +348,12 @@ struct _SinkState<Value: Sendable> {
 
     @usableFromInline init(handler: @escaping _EventSink<Value>.Handler) {
         self.handler = handler
+    }
+
+    /// The queued events, leaving `spare` (empty, with its capacity) in their place.
+    @inlinable
+    mutating func takeMailbox(giving spare: inout [GraphEvent<Value>]) -> [GraphEvent<Value>] {
+        swap(&mailbox, &spare)
+        return spare
     }
 }

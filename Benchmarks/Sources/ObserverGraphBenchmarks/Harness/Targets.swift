@@ -16,6 +16,7 @@ enum Targets {
         evaluateFanOut(report)
         evaluateChurn(report, plan: plan)
         evaluateMemory(report)
+        ActorDelivery.evaluate(report, plan: plan)
     }
 
     private static func status(_ ok: Bool) -> TargetRow.Status { ok ? .met : .missed }
