@@ -231,6 +231,20 @@ public struct ObserverID: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// The node of `object` if its class adopts `GraphTrackingObserver`: the check behind
+/// `_graphTrackingNode(object:)` for a subclass that adopted it below a class that adopted
+/// `GraphObserver` (whose protocol hook answers `nil`).
+@usableFromInline
+func _graphDynamicTrackingNode(_ object: AnyObject) -> GraphNode? {
+    // The answer depends only on the class, so it is cached: a conformance check per call
+    // would cost more than the whole subscribe.
+    let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))
+    if _TrackingClassCache.lookup(type) == false { return nil }
+    let tracker = object as? any GraphTrackingObserver
+    _TrackingClassCache.store(type, tracker != nil)
+    return tracker?.graphNode
+}
+
 /// Which classes are tracking observers (for `_graphTrackingNodeOrCast`): a small direct-mapped
 /// table; a collision only costs a recheck.
 enum _TrackingClassCache {
@@ -356,13 +370,13 @@ extension GraphObserver {
     ///
     /// Thread safety: see `GraphObserver`. Callbacks: none.
     /// - Complexity: O(1).
-    public func didSubscribe(to observable: any GraphObservable) {}
+    @inlinable public func didSubscribe(to observable: any GraphObservable) {}
 
     /// Default: does nothing. Implement it to learn about removed subscriptions.
     ///
     /// Thread safety: see `GraphObserver`. Callbacks: none.
     /// - Complexity: O(1).
-    public func didUnsubscribe(from observable: any GraphObservable) {}
+    @inlinable public func didUnsubscribe(from observable: any GraphObservable) {}
 
     /// Default: `nil`, because a plain observer keeps no node. Exists so that the kit finds a
     /// tracking observer's node without a dynamic cast.
@@ -406,31 +420,29 @@ extension GraphObserver {
     /// The node of this observer if it is a tracking observer. The protocol hook answers without
     /// a cast; the cast catches a subclass that adopted `GraphTrackingObserver` below a class
     /// that adopted `GraphObserver` (its hook is the base class's `nil`).
+    @inlinable
     var _graphTrackingNodeOrCast: GraphNode? {
         _graphTrackingNode(object: _graphObjectIfClass)
     }
 
     /// `_graphTrackingNodeOrCast` for a caller that already has `_graphObjectIfClass`.
+    @inlinable
     func _graphTrackingNode(object: AnyObject?) -> GraphNode? {
         if let node = _graphTrackingNode { return node }
         guard let object else { return nil }
-        // The answer depends only on the class, so it is cached: a conformance check per call
-        // would cost more than the whole subscribe.
-        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))
-        if _TrackingClassCache.lookup(type) == false { return nil }
-        let tracker = object as? any GraphTrackingObserver
-        _TrackingClassCache.store(type, tracker != nil)
-        return tracker?.graphNode
+        return _graphDynamicTrackingNode(object)
     }
 
     /// This observer as an object reference when it is a class instance, without the bridging
     /// machinery that `as AnyObject` goes through in generic code; `nil` for a value type.
+    @inlinable
     var _graphObjectIfClass: AnyObject? {
         guard Self.self is AnyObject.Type else { return nil }
         return unsafeBitCast(self, to: AnyObject.self)
     }
 
     /// The key observables file this observer under: the node for tracking observers.
+    @inlinable
     var _graphEdgeKey: ObserverID {
         if let node = _graphTrackingNodeOrCast { return ObserverID(node) }
         return observerID
@@ -556,7 +568,7 @@ extension GraphObservable {
     ///
     /// Thread safety: see `GraphObservable`. Callbacks: none.
     /// - Complexity: O(1).
-    public func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool) {}
+    @inlinable public func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool) {}
 
     /// Subscribes `observer`: it joins the end of the observer list.
     ///
@@ -570,6 +582,7 @@ extension GraphObservable {
     /// - Returns: `observer` if it was added; `nil` if it was already subscribed (nothing fires).
     /// - Complexity: expected O(1) (amortized; an occasional O(n) sweep drops deallocated
     ///   observers, and the first change made while a broadcast is running copies the list).
+    @inlinable
     @discardableResult
     public func addObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
         let (added, sweepDue) = _subscribeDeferringSweep(observer)
@@ -580,6 +593,7 @@ extension GraphObservable {
     /// `subscribe` without the occasional sweep for deallocated observers, which the caller must
     /// run (after unlocking, if it holds a lock of its own) when `sweepDue` is true: the sweep
     /// loads weak references, and releasing what it loaded may run a deinit.
+    @inlinable
     func _subscribeDeferringSweep<Observer: GraphObserver>(_ observer: Observer) -> (
         added: Bool, sweepDue: Bool
     ) {
@@ -633,6 +647,7 @@ extension GraphObservable {
     /// `self.observer(observer, didSubscribe: false)`, once each, with no lock held.
     /// - Returns: `observer` if it was removed; `nil` if it was not subscribed (nothing fires).
     /// - Complexity: expected O(1) (amortized).
+    @inlinable
     @discardableResult
     public func removeObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
         let node = graphNode
@@ -691,6 +706,7 @@ extension GraphObservable {
     /// other threads change the graph.
     /// Callbacks: none.
     /// - Complexity: expected O(1).
+    @inlinable
     public func hasObserver(_ observer: some GraphObserver) -> Bool {
         let key = observer._graphEdgeKey
         let live: AnyObject? = graphNode._state.withLock { $0.observers.liveObject(for: key) }
@@ -849,6 +865,7 @@ public final class GraphNode: @unchecked Sendable {
     }
 
     /// Removes the edge observable → tracker on both sides at once; `nil` if it was not there.
+    @usableFromInline
     static func _detachEdge(observable: GraphNode, tracker: GraphNode) -> _Removed? {
         let trackerKey = ObserverID(tracker)
         let observableKey = ObserverID(observable)
@@ -861,6 +878,7 @@ public final class GraphNode: @unchecked Sendable {
 
     /// Drops entries of deallocated observers. Liveness is read outside the lock, so that no
     /// object can be released (and its deinit run) while the lock is held.
+    @usableFromInline
     func _sweepDeadObservers() {
         let (slots, layout) = _state.withLock { ($0.observers.slots, $0.observers.layout) }
         var dead: [_DeadEntry] = []
@@ -964,7 +982,7 @@ struct _Slot {
 @usableFromInline
 final class _ValueObserverBox {
     @usableFromInline let observer: any GraphObserver
-    init(_ observer: any GraphObserver) { self.observer = observer }
+    @usableFromInline init(_ observer: any GraphObserver) { self.observer = observer }
 }
 
 /// A broadcast in progress on a node: the thread it runs on and its "removed" flag.
@@ -1055,6 +1073,7 @@ struct _Registry {
         return table.find(raw, in: slots)?.position
     }
 
+    @usableFromInline
     mutating func insert(key: ObserverID, object: AnyObject, flags: UInt64, box: _ValueObserverBox?)
         -> _InsertOutcome
     {
@@ -1093,6 +1112,7 @@ struct _Registry {
 
     /// Removes `key`; returns the live object (and box) it held, or `nil` if it was absent or
     /// its object is gone.
+    @usableFromInline
     mutating func remove(key: ObserverID) -> _Removed? {
         let position: Int
         if table.isEmpty {
@@ -1146,6 +1166,7 @@ struct _Registry {
         return result
     }
 
+    @usableFromInline
     func liveObject(for key: ObserverID) -> AnyObject? {
         guard let position = position(of: key._raw) else { return nil }
         return slots[position].object
