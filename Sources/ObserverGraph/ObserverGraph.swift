@@ -881,9 +881,18 @@ public final class GraphNode: @unchecked Sendable {
     @usableFromInline
     func _sweepDeadObservers() {
         let (slots, layout) = _state.withLock { ($0.observers.slots, $0.observers.layout) }
-        var dead: [_DeadEntry] = []
-        for position in slots.indices where slots[position].bits != 0 && slots[position].object == nil {
-            dead.append(_DeadEntry(position: position, bits: slots[position].bits))
+        // Read in place through the snapshot's buffer (which this function keeps alive, and which
+        // no writer changes: the registry copies it before its next change): a subscript would
+        // copy each slot, a weak reference copy and destroy per slot.
+        let dead: [_DeadEntry] = slots.withUnsafeBufferPointer { buffer in
+            var dead: [_DeadEntry] = []
+            for position in buffer.indices {
+                let bits = buffer[position].bits
+                if bits != 0 && buffer[position].object == nil {
+                    dead.append(_DeadEntry(position: position, bits: bits))
+                }
+            }
+            return dead
         }
         _state.withLock { state in
             if !dead.isEmpty { state.observers.dropDead(dead, layout: layout) }
@@ -1229,11 +1238,20 @@ struct _Registry {
             return
         }
         guard vacant >= 16, vacant * 4 >= slots.count * Self.compactionQuarters else { return }
-        // In place, keeping order: each kept slot moves down over the holes before it.
+        // In place, keeping order: each kept slot moves down over the holes before it. A move
+        // takes the weak reference along (no copy, no reference count traffic); the vacated
+        // slot is left as an empty one.
         var kept = 0
-        for position in slots.indices where slots[position].bits != 0 {
-            if kept != position { slots.swapAt(kept, position) }
-            kept += 1
+        slots.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for position in 0..<buffer.count where base[position].bits != 0 {
+                if kept != position {
+                    (base + kept).deinitialize(count: 1)
+                    (base + kept).moveInitialize(from: base + position, count: 1)
+                    (base + position).initialize(to: _Slot(object: nil, bits: 0))
+                }
+                kept += 1
+            }
         }
         slots.removeSubrange(kept...)
         if slots.capacity > 4 * slots.count { slots = ContiguousArray(slots) }  // hand back memory
