@@ -881,18 +881,12 @@ public final class GraphNode: @unchecked Sendable {
     @usableFromInline
     func _sweepDeadObservers() {
         let (slots, layout) = _state.withLock { ($0.observers.slots, $0.observers.layout) }
-        // Read in place through the snapshot's buffer (which this function keeps alive, and which
-        // no writer changes: the registry copies it before its next change): a subscript would
-        // copy each slot, a weak reference copy and destroy per slot.
-        let dead: [_DeadEntry] = slots.withUnsafeBufferPointer { buffer in
-            var dead: [_DeadEntry] = []
-            for position in buffer.indices {
-                let bits = buffer[position].bits
-                if bits != 0 && buffer[position].object == nil {
-                    dead.append(_DeadEntry(position: position, bits: bits))
-                }
+        var dead: [_DeadEntry] = []
+        for position in slots.indices {
+            let bits = slots[position].bits
+            if bits != 0 && slots[position].loadObject() == nil {
+                dead.append(_DeadEntry(position: position, bits: bits))
             }
-            return dead
         }
         _state.withLock { state in
             if !dead.isEmpty { state.observers.dropDead(dead, layout: layout) }
@@ -917,14 +911,14 @@ public final class GraphNode: @unchecked Sendable {
                 let bits = slots[position].bits
                 if bits == 0 { continue }
                 if flag.pointee && !_isSubscribed(bits: bits) { continue }
-                guard let object = slots[position].object else {
+                guard let object = slots[position].loadObject() else {
                     dead.append(_DeadEntry(position: position, bits: bits))
                     continue
                 }
                 if bits & _SlotFlags.boxed == 0 {
                     // `object` has no use after the cast, so its reference moves into `target`:
                     // one strong reference per delivery, as in a hand-written weak loop.
-                    guard let target = object as? T else { continue }
+                    guard let target = (consume object) as? T else { continue }
                     try body(target)
                     delivered += 1
                 } else if let target = unsafeDowncast(object, to: _ValueObserverBox.self).observer as? T {
@@ -985,6 +979,12 @@ struct _Slot {
     }
 
     @inlinable var key: ObserverID { ObserverID(_raw: bits & _SlotFlags.keyMask) }
+
+    /// `object`, read where the slot lies. Kept out of line on purpose: where `slots[i].object`
+    /// is inlined, the optimizer first copies the whole slot (a weak reference copy and destroy,
+    /// two atomic operations on the object's side table) and loads from the copy.
+    @usableFromInline @inline(never)
+    func loadObject() -> AnyObject? { object }
 }
 
 /// Holds a struct observer, so that slots can refer to it weakly like to any object.
@@ -1092,7 +1092,7 @@ struct _Registry {
         let end = slots.count
         if table.isEmpty {
             if let old = position(of: raw) {
-                if let existing = slots[old].object { return .present(existing) }
+                if let existing = slots[old].loadObject() { return .present(existing) }
                 vacate(old)  // left by a deallocated object that had the same identity
             }
             slots.append(_Slot(object: object, bits: raw | flags))
@@ -1101,7 +1101,7 @@ struct _Registry {
             table.reserveOne()
             let probe = table.probe(raw, in: slots)
             if let old = probe.position {
-                if let existing = slots[old].object { return .present(existing) }
+                if let existing = slots[old].loadObject() { return .present(existing) }
                 vacate(old)
                 table.repoint(probe.bucket, to: end)
             } else {
@@ -1133,7 +1133,7 @@ struct _Registry {
             position = found.position
         }
         let bits = slots[position].bits
-        let object = slots[position].object
+        let object = slots[position].loadObject()
         vacate(position)
         let box = bits & _SlotFlags.boxed != 0 ? boxes.removeValue(forKey: key) : nil
         if object != nil { noteRemoval() }
@@ -1152,7 +1152,7 @@ struct _Registry {
         var vacatedAny = false
         for position in slots.indices where slots[position].bits != 0 {
             let bits = slots[position].bits
-            guard let object = slots[position].object else {
+            guard let object = slots[position].loadObject() else {
                 vacate(position)
                 vacatedAny = true
                 continue
@@ -1178,7 +1178,7 @@ struct _Registry {
     @usableFromInline
     func liveObject(for key: ObserverID) -> AnyObject? {
         guard let position = position(of: key._raw) else { return nil }
-        return slots[position].object
+        return slots[position].loadObject()
     }
 
     /// The live objects in order (strong references: release them after unlocking).
@@ -1186,7 +1186,7 @@ struct _Registry {
         var result: [AnyObject] = []
         result.reserveCapacity(slots.count - vacant)
         for position in slots.indices {
-            if let object = slots[position].object { result.append(object) }
+            if let object = slots[position].loadObject() { result.append(object) }
         }
         return result
     }
