@@ -942,7 +942,10 @@ public final class GraphNode: @unchecked Sendable {
     @usableFromInline
     func _endBroadcast(_ flag: UnsafeMutablePointer<Bool>, layout: UInt, dead: [_DeadEntry]) {
         _state.withLock { state in
-            if let i = state.observers.broadcasts.lastIndex(where: { $0.flag == flag }) {
+            // Broadcasts on one node nest, so this one is nearly always the last.
+            if state.observers.broadcasts.last?.flag == flag {
+                state.observers.broadcasts.removeLast()
+            } else if let i = state.observers.broadcasts.lastIndex(where: { $0.flag == flag }) {
                 state.observers.broadcasts.remove(at: i)
             }
             if !dead.isEmpty { state.observers.dropDead(dead, layout: layout) }

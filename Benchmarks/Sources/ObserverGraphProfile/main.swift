@@ -114,6 +114,8 @@ let order = permutation(n, seed: 0x5EED_0002)
 let hand = HandRegistry()
 let trackers = workload.hasSuffix("tracking") ? (0..<n).map { _ in TrackingObs() } : []
 let subject = Subject()
+/// Trackers get their side tables up front too, as the churn benchmark's reused ones have.
+let trackerSideTables = trackers.map { tracker in { [weak tracker] in tracker } }
 let weaks = observers.map { Weak(object: $0) }  // every observer gets its side table up front
 let closures: [(Int) -> Void] = observers.map { observer in { observer.receive($0) } }
 /// Malloc bytes in use before the registry is filled (the steady workload measures from here).
@@ -152,7 +154,8 @@ func measuredSection(_ f: Fixture) -> Int {
     var result = 0
     switch f.workload {
     case "broadcast":
-        for _ in 0..<f.rounds { result &+= f.subject.broadcast(as: Obs.self) { $0.receive(f.value) } }
+        let value = f.value  // the body captures one Int, not the whole fixture
+        for _ in 0..<f.rounds { result &+= f.subject.broadcast(as: Obs.self) { $0.receive(value) } }
     case "weakloop":
         for _ in 0..<f.rounds {
             for i in f.weaks.indices { f.weaks[i].object?.receive(f.value) }
@@ -225,5 +228,5 @@ let result = measuredSection(
         workload: workload, rounds: rounds, value: value, subject: subject, observers: observers,
         trackers: trackers, weaks: weaks, closures: closures, fresh: fresh, order: order, hand: hand))
 blackHole(result)
-withExtendedLifetime((observers, trackers, weaks, closures, others, fresh)) {}
+withExtendedLifetime((observers, trackers, weaks, closures, others, fresh, trackerSideTables)) {}
 print("\(workload) n=\(n): \(description); result \(result)")
