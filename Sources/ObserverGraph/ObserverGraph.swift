@@ -870,8 +870,9 @@ public final class GraphNode: @unchecked Sendable {
         let trackerKey = ObserverID(tracker)
         let observableKey = ObserverID(observable)
         return _withEdge(observable: observable, tracker: tracker) { observers, subscriptions in
-            guard var removed = observers.remove(key: trackerKey) else { return nil }
-            removed.other = subscriptions.remove(key: observableKey)?.object
+            guard let removed = observers.remove(key: trackerKey) else { return nil }
+            // The tracker's side only drops its weak reference: nothing to carry out.
+            subscriptions.drop(key: observableKey)
             return removed
         }
     }
@@ -1024,7 +1025,6 @@ struct _DeadEntry {
 struct _Removed {
     let object: AnyObject
     let box: _ValueObserverBox?
-    var other: AnyObject?
 }
 
 @usableFromInline
@@ -1143,7 +1143,28 @@ struct _Registry {
         compactIfNeeded()
         _checkInvariants()
         guard let object else { return nil }
-        return _Removed(object: object, box: box, other: nil)
+        return _Removed(object: object, box: box)
+    }
+
+    /// Removes `key` without loading its object (dropping a weak reference runs no deinit):
+    /// for the tracker's side of an edge, whose observable the caller already holds. Only for
+    /// entries without a box (a tracker's subscriptions never have one): releasing a box here
+    /// would release a user's value under the lock.
+    mutating func drop(key: ObserverID) {
+        let position: Int
+        if table.isEmpty {
+            guard let found = self.position(of: key._raw) else { return }
+            position = found
+        } else {
+            guard let found = table.find(key._raw, in: slots) else { return }
+            table.remove(at: found.bucket)
+            position = found.position
+        }
+        assert(slots[position].bits & _SlotFlags.boxed == 0, "ObserverGraph: drop(key:) on a boxed entry")
+        vacate(position)
+        noteRemoval()
+        compactIfNeeded()
+        _checkInvariants()
     }
 
     /// Takes out every entry in order: plain entries are removed, tracking entries are returned
@@ -1234,8 +1255,13 @@ struct _Registry {
     private mutating func compactIfNeeded() {
         guard vacant > 0 else { return }
         if vacant == slots.count {
-            slots.removeAll(keepingCapacity: slots.count <= 1024)
-            table = _SlotIndex()
+            if slots.count <= 4 {
+                // The usual case for a tracking observer's list: cheaper than `removeAll`.
+                while !slots.isEmpty { slots.removeLast() }
+            } else {
+                slots.removeAll(keepingCapacity: slots.count <= 1024)
+            }
+            if !table.isEmpty { table = _SlotIndex() }
             vacant = 0
             layout &+= 1
             return
