@@ -245,6 +245,12 @@ func _graphDynamicTrackingNode(_ object: AnyObject) -> GraphNode? {
     return tracker?.graphNode
 }
 
+/// Whether the class with this metadata is known (cached) not to adopt `GraphTrackingObserver`.
+@usableFromInline
+func _graphIsKnownPlainClass(_ type: ObjectIdentifier) -> Bool {
+    _TrackingClassCache.lookup(UInt(bitPattern: type)) == false
+}
+
 /// Which classes are tracking observers (for `_graphTrackingNodeOrCast`): a small direct-mapped
 /// table; a collision only costs a recheck.
 enum _TrackingClassCache {
@@ -383,7 +389,7 @@ extension GraphObserver {
     ///
     /// Thread safety: pure. Callbacks: none.
     /// - Complexity: O(1).
-    public var _graphTrackingNode: GraphNode? { nil }
+    @inlinable public var _graphTrackingNode: GraphNode? { nil }
 
     /// Subscribes this observer to `observable`; the same as `observable.addObserver(self)`.
     ///
@@ -439,6 +445,14 @@ extension GraphObserver {
     var _graphObjectIfClass: AnyObject? {
         guard Self.self is AnyObject.Type else { return nil }
         return unsafeBitCast(self, to: AnyObject.self)
+    }
+
+    /// `ObserverID(object)` of this observer when it is a class instance, read from the
+    /// reference's bits: no reference is copied, so no retain and release.
+    @inlinable
+    var _graphIdentityIfClass: ObserverID? {
+        guard Self.self is AnyObject.Type else { return nil }
+        return withUnsafeBytes(of: self) { ObserverID(_raw: UInt64(UInt(bitPattern: $0.load(as: Int.self)))) }
     }
 
     /// The key observables file this observer under: the node for tracking observers.
@@ -708,8 +722,24 @@ extension GraphObservable {
     /// - Complexity: expected O(1).
     @inlinable
     public func hasObserver(_ observer: some GraphObserver) -> Bool {
+        let node = graphNode
+        if let key = observer._graphIdentityIfClass, observer._graphTrackingNode == nil {
+            // A class observer whose protocol hook says "not tracking" is filed under its own
+            // identity, unless its class adopted `GraphTrackingObserver` below (then under its
+            // node). A live entry under the identity is this very object (it is alive, so no
+            // other object has its address): found without reading its class.
+            if node._state.withLock({ $0.observers.liveObject(for: key) }) != nil { return true }
+            // The class check reads the class from the reference (no copy of it) and answers from
+            // the cache when it can.
+            guard !_graphIsKnownPlainClass(ObjectIdentifier(type(of: observer))),
+                let object = observer._graphObjectIfClass,
+                let trackerNode = _graphDynamicTrackingNode(object)
+            else { return false }
+            let trackerKey = ObserverID(trackerNode)
+            return node._state.withLock { $0.observers.liveObject(for: trackerKey) } != nil
+        }
         let key = observer._graphEdgeKey
-        let live: AnyObject? = graphNode._state.withLock { $0.observers.liveObject(for: key) }
+        let live: AnyObject? = node._state.withLock { $0.observers.liveObject(for: key) }
         return live != nil
     }
 

@@ -109,6 +109,25 @@ struct RegistryStorageTests {
         #expect(GraphNode.consistencyViolations(among: nodes).isEmpty, "\(context): audit")
     }
 
+    @Test("Queries find a tracking subclass of a plain observer class, whatever the static type")
+    func queriesSeeTrackingSubclass() {
+        let subject = Subject("S")
+        let base = PlainBase()
+        let tracking = TrackingBelow()
+        let asBase: PlainBase = tracking
+        withExtendedLifetime((base, tracking)) {
+            #expect(!subject.hasObserver(base) && !subject.hasObserver(asBase))
+            #expect(subject.addObserver(asBase) != nil)  // filed under its node, as a tracker
+            #expect(subject.addObserver(base) != nil)
+            #expect(subject.hasObserver(asBase) && subject.hasObserver(tracking) && subject.hasObserver(base))
+            #expect(asBase.isSubscribed(to: subject) && tracking.subscriptionCount == 1)
+            #expect(subject.removeObserver(asBase) != nil)
+            #expect(
+                !subject.hasObserver(asBase) && !subject.hasObserver(tracking) && subject.hasObserver(base))
+            #expect(tracking.subscriptionCount == 0)
+        }
+    }
+
     @Test("Generated identities do not repeat past 2^29 (where a 32-bit counter shifted by 3 wraps)")
     func generatedIdentitiesStayUnique() {
         let first = ObserverID()
@@ -124,4 +143,12 @@ struct RegistryStorageTests {
         }
         #expect(ObserverID() != first)
     }
+}
+
+/// A plain observer class...
+class PlainBase: GraphObserver {}
+
+/// ...with a subclass that adopts tracking below it (its protocol hook is the base's `nil`).
+final class TrackingBelow: PlainBase, GraphTrackingObserver {
+    let graphNode = GraphNode()
 }
