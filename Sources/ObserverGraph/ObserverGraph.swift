@@ -193,11 +193,14 @@ public struct ObserverID: Hashable, Sendable, CustomStringConvertible {
     // Object identities are addresses (8-byte aligned: low three bits zero). Generated identities
     // are odd, so the two kinds never collide. Bits 1 and 2 stay zero in both: slots use them as
     // flags.
-    @usableFromInline let _raw: UInt
+    @usableFromInline let _raw: UInt64
 
-    @inlinable init(_raw: UInt) { self._raw = _raw }
+    @inlinable init(_raw: UInt64) { self._raw = _raw }
 
     /// Creates a new identity, different from every other identity in this process.
+    ///
+    /// Identities are 64-bit on every platform, 32-bit ones included: the counter behind them
+    /// repeats after 2^61 identities (at a billion a second, after 73 years).
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: none.
@@ -216,7 +219,7 @@ public struct ObserverID: Hashable, Sendable, CustomStringConvertible {
     /// - Complexity: O(1).
     @inlinable
     public init(_ object: AnyObject) {
-        _raw = UInt(bitPattern: ObjectIdentifier(object))
+        _raw = UInt64(UInt(bitPattern: ObjectIdentifier(object)))
     }
 
     /// A short hexadecimal rendering, for logs and diagrams.
@@ -226,6 +229,26 @@ public struct ObserverID: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         "ObserverID(0x" + String(_raw, radix: 16) + ")"
     }
+}
+
+/// The node of `object` if its class adopts `GraphTrackingObserver`: the check behind
+/// `_graphTrackingNode(object:)` for a subclass that adopted it below a class that adopted
+/// `GraphObserver` (whose protocol hook answers `nil`).
+@usableFromInline
+func _graphDynamicTrackingNode(_ object: AnyObject) -> GraphNode? {
+    // The answer depends only on the class, so it is cached: a conformance check per call
+    // would cost more than the whole subscribe.
+    let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))
+    if _TrackingClassCache.lookup(type) == false { return nil }
+    let tracker = object as? any GraphTrackingObserver
+    _TrackingClassCache.store(type, tracker != nil)
+    return tracker?.graphNode
+}
+
+/// Whether the class with this metadata is known (cached) not to adopt `GraphTrackingObserver`.
+@usableFromInline
+func _graphIsKnownPlainClass(_ type: ObjectIdentifier) -> Bool {
+    _TrackingClassCache.lookup(UInt(bitPattern: type)) == false
 }
 
 /// Which classes are tracking observers (for `_graphTrackingNodeOrCast`): a small direct-mapped
@@ -251,7 +274,7 @@ enum _TrackingClassCache {
 }
 
 enum _ObserverIDSource {
-    static let counter = GraphLock<UInt>(0)
+    static let counter = GraphLock<UInt64>(0)
 }
 
 // MARK: - Protocols
@@ -370,20 +393,20 @@ extension GraphObserver {
     ///
     /// Thread safety: see `GraphObserver`. Callbacks: none.
     /// - Complexity: O(1).
-    public func didSubscribe(to observable: any GraphObservable) {}
+    @inlinable public func didSubscribe(to observable: any GraphObservable) {}
 
     /// Default: does nothing. Implement it to learn about removed subscriptions.
     ///
     /// Thread safety: see `GraphObserver`. Callbacks: none.
     /// - Complexity: O(1).
-    public func didUnsubscribe(from observable: any GraphObservable) {}
+    @inlinable public func didUnsubscribe(from observable: any GraphObservable) {}
 
     /// Default: `nil`, because a plain observer keeps no node. Exists so that the kit finds a
     /// tracking observer's node without a dynamic cast.
     ///
     /// Thread safety: pure. Callbacks: none.
     /// - Complexity: O(1).
-    public var _graphTrackingNode: GraphNode? { nil }
+    @inlinable public var _graphTrackingNode: GraphNode? { nil }
 
     /// Subscribes this observer to `observable`; the same as `observable.addObserver(self)`.
     ///
@@ -423,31 +446,37 @@ extension GraphObserver {
     /// The node of this observer if it is a tracking observer. The protocol hook answers without
     /// a cast; the cast catches a subclass that adopted `GraphTrackingObserver` below a class
     /// that adopted `GraphObserver` (its hook is the base class's `nil`).
+    @inlinable
     var _graphTrackingNodeOrCast: GraphNode? {
         _graphTrackingNode(object: _graphObjectIfClass)
     }
 
     /// `_graphTrackingNodeOrCast` for a caller that already has `_graphObjectIfClass`.
+    @inlinable
     func _graphTrackingNode(object: AnyObject?) -> GraphNode? {
         if let node = _graphTrackingNode { return node }
         guard let object else { return nil }
-        // The answer depends only on the class, so it is cached: a conformance check per call
-        // would cost more than the whole subscribe.
-        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))
-        if _TrackingClassCache.lookup(type) == false { return nil }
-        let tracker = object as? any GraphTrackingObserver
-        _TrackingClassCache.store(type, tracker != nil)
-        return tracker?.graphNode
+        return _graphDynamicTrackingNode(object)
     }
 
     /// This observer as an object reference when it is a class instance, without the bridging
     /// machinery that `as AnyObject` goes through in generic code; `nil` for a value type.
+    @inlinable
     var _graphObjectIfClass: AnyObject? {
         guard Self.self is AnyObject.Type else { return nil }
         return unsafeBitCast(self, to: AnyObject.self)
     }
 
+    /// `ObserverID(object)` of this observer when it is a class instance, read from the
+    /// reference's bits: no reference is copied, so no retain and release.
+    @inlinable
+    var _graphIdentityIfClass: ObserverID? {
+        guard Self.self is AnyObject.Type else { return nil }
+        return withUnsafeBytes(of: self) { ObserverID(_raw: UInt64(UInt(bitPattern: $0.load(as: Int.self)))) }
+    }
+
     /// The key observables file this observer under: the node for tracking observers.
+    @inlinable
     var _graphEdgeKey: ObserverID {
         if let node = _graphTrackingNodeOrCast { return ObserverID(node) }
         return observerID
@@ -575,7 +604,7 @@ extension GraphObservable {
     ///
     /// Thread safety: see `GraphObservable`. Callbacks: none.
     /// - Complexity: O(1).
-    public func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool) {}
+    @inlinable public func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool) {}
 
     /// Subscribes `observer`: it joins the end of the observer list.
     ///
@@ -597,6 +626,7 @@ extension GraphObservable {
     ///   and its recorded isolation stays).
     /// - Complexity: expected O(1) (amortized; an occasional O(n) sweep drops deallocated
     ///   observers, and the first change made while a broadcast is running copies the list).
+    @inlinable
     @discardableResult
     public func addObserver<Observer: GraphObserver>(
         _ observer: Observer, isolation: (any Actor)? = #isolation
@@ -609,6 +639,7 @@ extension GraphObservable {
     /// `subscribe` without the occasional sweep for deallocated observers, which the caller must
     /// run (after unlocking, if it holds a lock of its own) when `sweepDue` is true: the sweep
     /// loads weak references, and releasing what it loaded may run a deinit.
+    @inlinable
     func _subscribeDeferringSweep<Observer: GraphObserver>(
         _ observer: Observer, isolation: (any Actor)? = nil
     ) -> (added: Bool, sweepDue: Bool) {
@@ -665,6 +696,7 @@ extension GraphObservable {
     /// `self.observer(observer, didSubscribe: false)`, once each, with no lock held.
     /// - Returns: `observer` if it was removed; `nil` if it was not subscribed (nothing fires).
     /// - Complexity: expected O(1) (amortized).
+    @inlinable
     @discardableResult
     public func removeObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
         let node = graphNode
@@ -732,9 +764,26 @@ extension GraphObservable {
     /// other threads change the graph.
     /// Callbacks: none.
     /// - Complexity: expected O(1).
+    @inlinable
     public func hasObserver(_ observer: some GraphObserver) -> Bool {
+        let node = graphNode
+        if let key = observer._graphIdentityIfClass, observer._graphTrackingNode == nil {
+            // A class observer whose protocol hook says "not tracking" is filed under its own
+            // identity, unless its class adopted `GraphTrackingObserver` below (then under its
+            // node). A live entry under the identity is this very object (it is alive, so no
+            // other object has its address): found without reading its class.
+            if node._state.withLock({ $0.observers.liveObject(for: key) }) != nil { return true }
+            // The class check reads the class from the reference (no copy of it) and answers from
+            // the cache when it can.
+            guard !_graphIsKnownPlainClass(ObjectIdentifier(type(of: observer))),
+                let object = observer._graphObjectIfClass,
+                let trackerNode = _graphDynamicTrackingNode(object)
+            else { return false }
+            let trackerKey = ObserverID(trackerNode)
+            return node._state.withLock { $0.observers.liveObject(for: trackerKey) } != nil
+        }
         let key = observer._graphEdgeKey
-        let live: AnyObject? = graphNode._state.withLock { $0.observers.liveObject(for: key) }
+        let live: AnyObject? = node._state.withLock { $0.observers.liveObject(for: key) }
         return live != nil
     }
 
@@ -869,6 +918,7 @@ final class _NodeIsolation {
     var mailboxes: [ObjectIdentifier: _PostMailbox] = [:]
 
     /// Records `actor` for `key` (or forgets a stale record when `actor` is `nil`).
+    @usableFromInline
     static func record(_ actor: (any Actor)?, for key: ObserverID, in isolation: inout _NodeIsolation?) {
         if let actor {
             if isolation == nil { isolation = _NodeIsolation() }
@@ -878,11 +928,13 @@ final class _NodeIsolation {
         }
     }
 
+    @usableFromInline
     func forget(_ key: ObserverID) {
         if !actors.isEmpty { actors[key] = nil }
     }
 
-    func forget(_ bits: UInt) {
+    @usableFromInline
+    func forget(_ bits: UInt64) {
         forget(ObserverID(_raw: bits & _SlotFlags.keyMask))
     }
 }
@@ -901,14 +953,14 @@ struct _PostMailbox {
 struct _PendingPost {
     let targets: ContiguousArray<_Slot>
     /// Casts the object (on the actor) and calls the body; `false` when it is not a `T`.
-    let deliver: @Sendable (AnyObject, UInt) -> Bool
+    let deliver: @Sendable (AnyObject, UInt64) -> Bool
 }
 
 extension GraphNode {
     func _post<T>(as type: T.Type, from caller: (any Actor)?, _ body: @escaping @Sendable (T) -> Void)
         -> GraphPostResult
     {
-        let deliver: @Sendable (AnyObject, UInt) -> Bool = { object, bits in
+        let deliver: @Sendable (AnyObject, UInt64) -> Bool = { object, bits in
             let target: T?
             if bits & _SlotFlags.boxed != 0 {
                 target = unsafeDowncast(object, to: _ValueObserverBox.self).observer as? T
@@ -1138,24 +1190,30 @@ public final class GraphNode: @unchecked Sendable {
     }
 
     /// Removes the edge observable → tracker on both sides at once; `nil` if it was not there.
+    @usableFromInline
     static func _detachEdge(observable: GraphNode, tracker: GraphNode) -> _Removed? {
         let trackerKey = ObserverID(tracker)
         let observableKey = ObserverID(observable)
         return _withEdge(observable: observable, tracker: tracker) { observers, subscriptions, isolation in
             isolation?.forget(trackerKey)
-            guard var removed = observers.remove(key: trackerKey) else { return nil }
-            removed.other = subscriptions.remove(key: observableKey)?.object
+            guard let removed = observers.remove(key: trackerKey) else { return nil }
+            // The tracker's side only drops its weak reference: nothing to carry out.
+            subscriptions.drop(key: observableKey)
             return removed
         }
     }
 
     /// Drops entries of deallocated observers. Liveness is read outside the lock, so that no
     /// object can be released (and its deinit run) while the lock is held.
+    @usableFromInline
     func _sweepDeadObservers() {
         let (slots, layout) = _state.withLock { ($0.observers.slots, $0.observers.layout) }
         var dead: [_DeadEntry] = []
-        for position in slots.indices where slots[position].bits != 0 && slots[position].object == nil {
-            dead.append(_DeadEntry(position: position, bits: slots[position].bits))
+        for position in slots.indices {
+            let bits = slots[position].bits
+            if bits != 0 && slots[position].loadObject() == nil {
+                dead.append(_DeadEntry(position: position, bits: bits))
+            }
         }
         _state.withLock { state in
             if !dead.isEmpty {
@@ -1183,14 +1241,14 @@ public final class GraphNode: @unchecked Sendable {
                 let bits = slots[position].bits
                 if bits == 0 { continue }
                 if flag.pointee && !_isSubscribed(bits: bits) { continue }
-                guard let object = slots[position].object else {
+                guard let object = slots[position].loadObject() else {
                     dead.append(_DeadEntry(position: position, bits: bits))
                     continue
                 }
                 if bits & _SlotFlags.boxed == 0 {
                     // `object` has no use after the cast, so its reference moves into `target`:
                     // one strong reference per delivery, as in a hand-written weak loop.
-                    guard let target = object as? T else { continue }
+                    guard let target = (consume object) as? T else { continue }
                     try body(target)
                     delivered += 1
                 } else if let target = unsafeDowncast(object, to: _ValueObserverBox.self).observer as? T {
@@ -1214,7 +1272,10 @@ public final class GraphNode: @unchecked Sendable {
     @usableFromInline
     func _endBroadcast(_ flag: UnsafeMutablePointer<Bool>, layout: UInt, dead: [_DeadEntry]) {
         _state.withLock { state in
-            if let i = state.observers.broadcasts.lastIndex(where: { $0.flag == flag }) {
+            // Broadcasts on one node nest, so this one is nearly always the last.
+            if state.observers.broadcasts.last?.flag == flag {
+                state.observers.broadcasts.removeLast()
+            } else if let i = state.observers.broadcasts.lastIndex(where: { $0.flag == flag }) {
                 state.observers.broadcasts.remove(at: i)
             }
             if !dead.isEmpty {
@@ -1225,7 +1286,7 @@ public final class GraphNode: @unchecked Sendable {
     }
 
     @usableFromInline
-    func _isSubscribed(bits: UInt) -> Bool {
+    func _isSubscribed(bits: UInt64) -> Bool {
         _state.withLock { $0.observers.contains(bits: bits) }
     }
 }
@@ -1235,10 +1296,10 @@ public final class GraphNode: @unchecked Sendable {
 @usableFromInline
 enum _SlotFlags {
     /// The slot's object is a `_ValueObserverBox` holding a struct observer.
-    @inlinable static var boxed: UInt { 2 }
+    @inlinable static var boxed: UInt64 { 2 }
     /// The slot's object is a tracking observer (its key is the observer's node).
-    @inlinable static var tracking: UInt { 4 }
-    @inlinable static var keyMask: UInt { ~UInt(6) }
+    @inlinable static var tracking: UInt64 { 4 }
+    @inlinable static var keyMask: UInt64 { ~UInt64(6) }
 }
 
 /// One entry of a registry: a weak reference and the entry's key with its flags.
@@ -1246,21 +1307,27 @@ enum _SlotFlags {
 @usableFromInline
 struct _Slot {
     @usableFromInline weak var object: AnyObject?
-    @usableFromInline var bits: UInt
+    @usableFromInline var bits: UInt64
 
-    @inlinable init(object: AnyObject?, bits: UInt) {
+    @inlinable init(object: AnyObject?, bits: UInt64) {
         self.object = object
         self.bits = bits
     }
 
     @inlinable var key: ObserverID { ObserverID(_raw: bits & _SlotFlags.keyMask) }
+
+    /// `object`, read where the slot lies. Kept out of line on purpose: where `slots[i].object`
+    /// is inlined, the optimizer first copies the whole slot (a weak reference copy and destroy,
+    /// two atomic operations on the object's side table) and loads from the copy.
+    @usableFromInline @inline(never)
+    func loadObject() -> AnyObject? { object }
 }
 
 /// Holds a struct observer, so that slots can refer to it weakly like to any object.
 @usableFromInline
 final class _ValueObserverBox {
     @usableFromInline let observer: any GraphObserver
-    init(_ observer: any GraphObserver) { self.observer = observer }
+    @usableFromInline init(_ observer: any GraphObserver) { self.observer = observer }
 }
 
 /// A broadcast in progress on a node: the thread it runs on and its "removed" flag.
@@ -1278,8 +1345,8 @@ struct _ActiveBroadcast {
 @usableFromInline
 struct _DeadEntry {
     let position: Int
-    let bits: UInt
-    @usableFromInline init(position: Int, bits: UInt) {
+    let bits: UInt64
+    @usableFromInline init(position: Int, bits: UInt64) {
         self.position = position
         self.bits = bits
     }
@@ -1290,7 +1357,6 @@ struct _DeadEntry {
 struct _Removed {
     let object: AnyObject
     let box: _ValueObserverBox?
-    var other: AnyObject?
 }
 
 @usableFromInline
@@ -1303,7 +1369,7 @@ enum _InsertOutcome {
 /// An entry taken out by `detachAll`, with whether it is already removed.
 struct _Detached {
     let object: AnyObject
-    let bits: UInt
+    let bits: UInt64
     let box: _ValueObserverBox?
     var removed: Bool
 }
@@ -1328,38 +1394,68 @@ struct _NodeState {
 }
 
 /// An ordered set of weakly referenced objects with O(1) lookup by key: the registration-order
-/// slot array (vacated slots are compacted away once they are three quarters of it) and a hash
-/// index from key to slot position.
+/// slot array (vacated slots are compacted away once they are half of it) and an index from key
+/// to slot position (`_SlotIndex`), built once the registry outgrows a short scan.
 @usableFromInline
 struct _Registry {
     @usableFromInline var slots = ContiguousArray<_Slot>()
-    /// Positions as `UInt32`: 12 bytes a bucket instead of 16, a quarter of the index's memory.
-    var index: [ObserverID: UInt32] = [:]
+    /// Key to position; empty (no allocation) while `slots` is short enough to scan.
+    var table = _SlotIndex()
     /// Strong references to boxed struct observers (slots refer to the boxes weakly).
     var boxes: [ObserverID: _ValueObserverBox] = [:]
     var vacant = 0
     /// Changes whenever slot positions change (compaction), so stale positions are detected.
     @usableFromInline var layout: UInt = 0
     @usableFromInline var broadcasts: [_ActiveBroadcast] = []
-    /// Slot count at which the next sweep for deallocated objects is due (doubles each time).
+    /// Slot count at which the next sweep for deallocated objects is due.
     var sweepMark = 64
+
+    /// Holes are compacted away once they make up this share of the slots (numerator over 4).
+    static let compactionQuarters = 2
+    /// The most entries a registry takes: positions and the index's reach stay within 32 bits.
+    static let capacityLimit = Int(Int32.max) - 1
 
     @usableFromInline init() {}
 
-    mutating func insert(key: ObserverID, object: AnyObject, flags: UInt, box: _ValueObserverBox?)
+    /// The position of the entry filed under `raw` (a key without flags), if any.
+    @inline(__always)
+    func position(of raw: UInt64) -> Int? {
+        if table.isEmpty {
+            for position in slots.indices where slots[position].bits & _SlotFlags.keyMask == raw {
+                return position
+            }
+            return nil
+        }
+        return table.find(raw, in: slots)?.position
+    }
+
+    @usableFromInline
+    mutating func insert(key: ObserverID, object: AnyObject, flags: UInt64, box: _ValueObserverBox?)
         -> _InsertOutcome
     {
-        // Positions must fit the index (over four billion entries: refused like a duplicate).
-        guard slots.count < Int(UInt32.max) else { return .present(object) }
-        let position = slots.count
-        if let old = index.updateValue(UInt32(position), forKey: key) {
-            if let existing = slots[Int(old)].object {
-                index[key] = old
-                return .present(existing)
+        // Over two billion entries: refused like a duplicate.
+        guard slots.count < Self.capacityLimit else { return .present(object) }
+        let raw = key._raw
+        let end = slots.count
+        if table.isEmpty {
+            if let old = position(of: raw) {
+                if let existing = slots[old].loadObject() { return .present(existing) }
+                vacate(old)  // left by a deallocated object that had the same identity
             }
-            vacate(Int(old))  // left by a deallocated object that had the same identity
+            slots.append(_Slot(object: object, bits: raw | flags))
+            if slots.count > _SlotIndex.scanLimit { table.rebuild(from: slots) }
+        } else {
+            table.reserveOne()
+            let probe = table.probe(raw, in: slots)
+            if let old = probe.position {
+                if let existing = slots[old].loadObject() { return .present(existing) }
+                vacate(old)
+                table.repoint(probe.bucket, to: end)
+            } else {
+                table.fill(probe.bucket, raw: raw, position: end)
+            }
+            slots.append(_Slot(object: object, bits: raw | flags))
         }
-        slots.append(_Slot(object: object, bits: key._raw | flags))
         if let box { boxes[key] = box }
         var sweepDue = false
         if slots.count >= sweepMark {
@@ -1372,18 +1468,47 @@ struct _Registry {
 
     /// Removes `key`; returns the live object (and box) it held, or `nil` if it was absent or
     /// its object is gone.
+    @usableFromInline
     mutating func remove(key: ObserverID) -> _Removed? {
-        guard let stored = index.removeValue(forKey: key) else { return nil }
-        let position = Int(stored)
+        let position: Int
+        if table.isEmpty {
+            guard let found = self.position(of: key._raw) else { return nil }
+            position = found
+        } else {
+            guard let found = table.find(key._raw, in: slots) else { return nil }
+            table.remove(at: found.bucket)
+            position = found.position
+        }
         let bits = slots[position].bits
-        let object = slots[position].object
+        let object = slots[position].loadObject()
         vacate(position)
         let box = bits & _SlotFlags.boxed != 0 ? boxes.removeValue(forKey: key) : nil
         if object != nil { noteRemoval() }
         compactIfNeeded()
         _checkInvariants()
         guard let object else { return nil }
-        return _Removed(object: object, box: box, other: nil)
+        return _Removed(object: object, box: box)
+    }
+
+    /// Removes `key` without loading its object (dropping a weak reference runs no deinit):
+    /// for the tracker's side of an edge, whose observable the caller already holds. Only for
+    /// entries without a box (a tracker's subscriptions never have one): releasing a box here
+    /// would release a user's value under the lock.
+    mutating func drop(key: ObserverID) {
+        let position: Int
+        if table.isEmpty {
+            guard let found = self.position(of: key._raw) else { return }
+            position = found
+        } else {
+            guard let found = table.find(key._raw, in: slots) else { return }
+            table.remove(at: found.bucket)
+            position = found.position
+        }
+        assert(slots[position].bits & _SlotFlags.boxed == 0, "ObserverGraph: drop(key:) on a boxed entry")
+        vacate(position)
+        noteRemoval()
+        compactIfNeeded()
+        _checkInvariants()
     }
 
     /// Takes out every entry in order: plain entries are removed, tracking entries are returned
@@ -1392,50 +1517,53 @@ struct _Registry {
         var result: [_Detached] = []
         result.reserveCapacity(slots.count - vacant)
         var removedAny = false
+        var vacatedAny = false
         for position in slots.indices where slots[position].bits != 0 {
             let bits = slots[position].bits
-            guard let object = slots[position].object else {
-                index[ObserverID(_raw: bits & _SlotFlags.keyMask)] = nil
+            guard let object = slots[position].loadObject() else {
                 vacate(position)
+                vacatedAny = true
                 continue
             }
             if bits & _SlotFlags.tracking != 0 {
                 result.append(_Detached(object: object, bits: bits, box: nil, removed: false))
                 continue
             }
-            let key = ObserverID(_raw: bits & _SlotFlags.keyMask)
-            index[key] = nil
             vacate(position)
+            vacatedAny = true
+            let key = ObserverID(_raw: bits & _SlotFlags.keyMask)
             let box = bits & _SlotFlags.boxed != 0 ? boxes.removeValue(forKey: key) : nil
             result.append(_Detached(object: object, bits: bits, box: box, removed: true))
             removedAny = true
         }
+        if vacatedAny && !table.isEmpty { table.rebuild(from: slots) }
         if removedAny { noteRemoval() }
         compactIfNeeded()
         _checkInvariants()
         return result
     }
 
+    @usableFromInline
     func liveObject(for key: ObserverID) -> AnyObject? {
-        guard let position = index[key] else { return nil }
-        return slots[Int(position)].object
+        guard let position = position(of: key._raw) else { return nil }
+        return slots[position].loadObject()
     }
 
     /// The live objects in order (strong references: release them after unlocking).
     func liveObjects() -> [AnyObject] {
         var result: [AnyObject] = []
         result.reserveCapacity(slots.count - vacant)
-        for slot in slots {
-            if let object = slot.object { result.append(object) }
+        for position in slots.indices {
+            if let object = slots[position].loadObject() { result.append(object) }
         }
         return result
     }
 
     /// Whether the entry with exactly these bits is still registered.
     @usableFromInline
-    func contains(bits: UInt) -> Bool {
-        guard let position = index[ObserverID(_raw: bits & _SlotFlags.keyMask)] else { return false }
-        return slots[Int(position)].bits == bits
+    func contains(bits: UInt64) -> Bool {
+        guard let position = position(of: bits & _SlotFlags.keyMask) else { return false }
+        return slots[position].bits == bits
     }
 
     /// Drops entries a reader found dead, if the positions it saw are still valid. A dead weak
@@ -1444,7 +1572,9 @@ struct _Registry {
     mutating func dropDead(_ dead: [_DeadEntry], layout seen: UInt) {
         guard seen == layout else { return }
         for entry in dead where slots[entry.position].bits == entry.bits {
-            index[ObserverID(_raw: entry.bits & _SlotFlags.keyMask)] = nil
+            if !table.isEmpty, let found = table.find(entry.bits & _SlotFlags.keyMask, in: slots) {
+                table.remove(at: found.bucket)
+            }
             vacate(entry.position)
         }
         compactIfNeeded()
@@ -1469,22 +1599,42 @@ struct _Registry {
     private mutating func compactIfNeeded() {
         guard vacant > 0 else { return }
         if vacant == slots.count {
-            slots.removeAll(keepingCapacity: slots.count <= 1024)
-            index.removeAll(keepingCapacity: index.count <= 1024)
+            if slots.count <= 4 {
+                // The usual case for a tracking observer's list: cheaper than `removeAll`.
+                while !slots.isEmpty { slots.removeLast() }
+            } else {
+                slots.removeAll(keepingCapacity: slots.count <= 1024)
+            }
+            if !table.isEmpty { table = _SlotIndex() }
             vacant = 0
             layout &+= 1
             return
         }
-        guard vacant >= 16, vacant * 4 >= slots.count * 3 else { return }
-        var kept = ContiguousArray<_Slot>()
-        kept.reserveCapacity(slots.count - vacant)
-        for slot in slots where slot.bits != 0 { kept.append(slot) }
-        slots = kept
-        index.removeAll(keepingCapacity: index.capacity <= 4 * slots.count)
-        for position in slots.indices { index[slots[position].key] = UInt32(position) }
+        guard vacant >= 16, vacant * 4 >= slots.count * Self.compactionQuarters else { return }
+        // In place, keeping order: each kept slot moves down over the holes before it. A move
+        // takes the weak reference along (no copy, no reference count traffic); the vacated
+        // slot is left as an empty one.
+        var kept = 0
+        slots.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for position in 0..<buffer.count where base[position].bits != 0 {
+                if kept != position {
+                    (base + kept).deinitialize(count: 1)
+                    (base + kept).moveInitialize(from: base + position, count: 1)
+                    (base + position).initialize(to: _Slot(object: nil, bits: 0))
+                }
+                kept += 1
+            }
+        }
+        slots.removeSubrange(kept...)
+        if slots.capacity > 4 * slots.count { slots = ContiguousArray(slots) }  // hand back memory
+        table.rebuild(from: slots)
         vacant = 0
         layout &+= 1
     }
+
+    /// A read-only view of the index, for diagnostics: `index[key]` is the position of `key`.
+    var index: _RegistryIndexView { _RegistryIndexView(registry: self) }
 
     /// Internal consistency of the registry, checked after every mutation in builds with
     /// `OBSERVERGRAPH_INTERNAL_CHECKS` (the package's debug builds): counts always, every entry
@@ -1492,7 +1642,9 @@ struct _Registry {
     @inline(__always)
     func _checkInvariants() {
         #if OBSERVERGRAPH_INTERNAL_CHECKS
-            precondition(index.count == slots.count - vacant, "ObserverGraph: index and slots disagree")
+            precondition(
+                table.isEmpty || table.count == slots.count - vacant,
+                "ObserverGraph: index and slots disagree")
             if slots.count <= 256 {
                 let problems = violations()
                 precondition(problems.isEmpty, "ObserverGraph: \(problems)")
@@ -1503,20 +1655,24 @@ struct _Registry {
     /// Every internal inconsistency of this registry, as text (empty when consistent).
     func violations() -> [String] {
         var problems: [String] = []
-        if index.count != slots.count - vacant {
-            problems.append("index has \(index.count) keys but \(slots.count - vacant) slots are used")
+        if table.isEmpty && slots.count > _SlotIndex.scanLimit {
+            problems.append("\(slots.count) slots but no index")
+        }
+        if !table.isEmpty && table.count != slots.count - vacant {
+            problems.append("index has \(table.count) keys but \(slots.count - vacant) slots are used")
         }
         var used = 0
         var boxed = 0
         for position in slots.indices where slots[position].bits != 0 {
             used += 1
-            let slot = slots[position]
-            if index[slot.key].map(Int.init) != position {
-                problems.append("slot \(position) (\(slot.key)) is not indexed at its position")
+            let bits = slots[position].bits
+            let key = ObserverID(_raw: bits & _SlotFlags.keyMask)
+            if self.position(of: key._raw) != position {
+                problems.append("slot \(position) (\(key)) is not indexed at its position")
             }
-            if slot.bits & _SlotFlags.boxed != 0 {
+            if bits & _SlotFlags.boxed != 0 {
                 boxed += 1
-                if boxes[slot.key] == nil { problems.append("boxed slot \(position) has no box") }
+                if boxes[key] == nil { problems.append("boxed slot \(position) has no box") }
             }
         }
         if used != slots.count - vacant {
@@ -1526,6 +1682,142 @@ struct _Registry {
             problems.append("\(boxes.count) boxes for \(boxed) boxed slots")
         }
         return problems
+    }
+}
+
+/// `registry.index[key]`: the position `key` is filed at, or `nil`.
+struct _RegistryIndexView {
+    let registry: _Registry
+
+    subscript(key: ObserverID) -> UInt32? {
+        registry.position(of: key._raw).map { UInt32(truncatingIfNeeded: $0) }
+    }
+}
+
+/// A hash index from key to slot position, written for keys that are addresses or counters:
+/// open addressing with linear probing, a multiplicative hash (the keys need mixing, not
+/// protection from chosen collisions: they are addresses and counter values the kit makes), and
+/// removal by shifting entries back (no tombstones). A bucket is 8 bytes: the hash's top 32 bits
+/// (which also give the bucket's home, so growing never reads the slots) and the position plus
+/// one; 0 is an empty bucket. At most three quarters of the buckets are used.
+struct _SlotIndex {
+    /// Up to this many slots, the registry scans them instead of keeping an index.
+    static let scanLimit = 8
+
+    private(set) var buckets = ContiguousArray<UInt64>()
+    private(set) var count = 0
+    /// 64 minus log2 of the bucket count: `hash >> shift` is a home bucket.
+    private var shift: UInt64 = 64
+
+    private static let hashHalf: UInt64 = 0xFFFF_FFFF_0000_0000
+
+    var isEmpty: Bool { buckets.isEmpty }
+
+    /// The key's hash with its low half cleared (the stored half).
+    @inline(__always)
+    static func hash(_ raw: UInt64) -> UInt64 {
+        (raw &* 0x9E37_79B9_7F4A_7C15) & hashHalf
+    }
+
+    @inline(__always)
+    private func home(_ entry: UInt64) -> Int {
+        Int(truncatingIfNeeded: entry >> shift)
+    }
+
+    /// The bucket and slot position of `raw`, if it is indexed.
+    @inline(__always)
+    func find(_ raw: UInt64, in slots: ContiguousArray<_Slot>) -> (bucket: Int, position: Int)? {
+        let found = probe(raw, in: slots)
+        guard let position = found.position else { return nil }
+        return (found.bucket, position)
+    }
+
+    /// Where `raw` is (bucket and position), or the empty bucket where its search ended.
+    @inline(__always)
+    func probe(_ raw: UInt64, in slots: ContiguousArray<_Slot>) -> (bucket: Int, position: Int?) {
+        let hash = Self.hash(raw)
+        let mask = buckets.count &- 1
+        var bucket = home(hash)
+        while true {
+            let entry = buckets[bucket]
+            if entry == 0 { return (bucket, nil) }
+            if entry & Self.hashHalf == hash {
+                let position = Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: entry)) &- 1
+                if slots[position].bits & _SlotFlags.keyMask == raw { return (bucket, position) }
+            }
+            bucket = (bucket &+ 1) & mask
+        }
+    }
+
+    /// Makes room for one more entry (before `probe`, whose empty bucket `fill` then uses).
+    @inline(__always)
+    mutating func reserveOne() {
+        if (count &+ 1) &* 4 > buckets.count &* 3 { resize(to: buckets.count * 2) }
+    }
+
+    mutating func fill(_ bucket: Int, raw: UInt64, position: Int) {
+        buckets[bucket] = Self.hash(raw) | UInt64(truncatingIfNeeded: position &+ 1)
+        count &+= 1
+    }
+
+    /// Points an entry at a new position (same key).
+    mutating func repoint(_ bucket: Int, to position: Int) {
+        buckets[bucket] = (buckets[bucket] & Self.hashHalf) | UInt64(truncatingIfNeeded: position &+ 1)
+    }
+
+    /// Empties `bucket`, moving later entries of its run back so that every search still finds
+    /// them before an empty bucket.
+    mutating func remove(at bucket: Int) {
+        let mask = buckets.count &- 1
+        var hole = bucket
+        var next = (bucket &+ 1) & mask
+        while true {
+            let entry = buckets[next]
+            if entry == 0 { break }
+            // `entry` may move into the hole if the hole lies between its home and where it is.
+            if (next &- home(entry)) & mask >= (next &- hole) & mask {
+                buckets[hole] = entry
+                hole = next
+            }
+            next = (next &+ 1) & mask
+        }
+        buckets[hole] = 0
+        count &-= 1
+    }
+
+    /// Re-indexes every used slot; no index when they are few enough to scan.
+    mutating func rebuild(from slots: ContiguousArray<_Slot>) {
+        guard slots.count > Self.scanLimit else {
+            self = _SlotIndex()
+            return
+        }
+        var used = 0
+        for position in slots.indices where slots[position].bits != 0 { used += 1 }
+        var capacity = 16
+        while capacity * 3 < (used + 1) * 4 { capacity *= 2 }
+        buckets = ContiguousArray(repeating: 0, count: capacity)
+        shift = UInt64(64 - capacity.trailingZeroBitCount)
+        count = 0
+        let mask = capacity - 1
+        for position in slots.indices where slots[position].bits != 0 {
+            let entry = Self.hash(slots[position].bits & _SlotFlags.keyMask) | UInt64(position + 1)
+            var bucket = home(entry)
+            while buckets[bucket] != 0 { bucket = (bucket &+ 1) & mask }
+            buckets[bucket] = entry
+            count += 1
+        }
+    }
+
+    private mutating func resize(to capacity: Int) {
+        let old = buckets
+        buckets = ContiguousArray(repeating: 0, count: capacity)
+        shift = UInt64(64 - capacity.trailingZeroBitCount)
+        let mask = capacity - 1
+        for entry in old where entry != 0 {
+            var bucket = home(entry)
+            while buckets[bucket] != 0 { bucket = (bucket &+ 1) & mask }
+            buckets[bucket] = entry
+        }
     }
 }
 
@@ -1609,7 +1901,7 @@ extension GraphNode {
 // can be isolated to an actor (`_GraphConformance`), so these casts succeed from every thread.
 // They are still conditional: a failed lookup skips the entry instead of trapping.
 
-func _graphObserver(_ object: AnyObject, bits: UInt) -> (any GraphObserver)? {
+func _graphObserver(_ object: AnyObject, bits: UInt64) -> (any GraphObserver)? {
     if bits & _SlotFlags.boxed != 0 {
         return unsafeDowncast(object, to: _ValueObserverBox.self).observer
     }
