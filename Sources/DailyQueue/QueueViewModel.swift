@@ -15,7 +15,7 @@ public final class QueueViewModel: GraphTrackingObserver, QueueManagerObserver {
     /// The manager, once loaded.
     public private(set) var manager: QueueManager?
     /// The queue as rows, with fine-grained changes (inserts, deletes, moves), once loaded.
-    public private(set) var rows: ObservableArray<QueueItemSnapshot>?
+    public private(set) var rows: ReadOnlyObservableArray<QueueItemSnapshot>?
     private let store: any QueueStore
     private let rule: QueueRule
     private let startDay: Weekday

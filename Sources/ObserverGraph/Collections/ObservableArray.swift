@@ -15,38 +15,15 @@
 ///
 /// Thread safety: `Sendable`; every member is safe from any thread. Each mutation and its event
 /// are atomic with respect to other mutations.
-public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayChange<Element>>,
+public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<Element>,
     @unchecked Sendable
 {
-    /// What a derived array follows (tokens and the upstream sources); released with it.
-    let upstreams = GraphLock<[AnyObject]>([])
-
     /// An observable array holding `elements`.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
     public init(_ elements: [Element] = []) {
-        super.init(current: ArrayChange(array: elements, changeset: ArrayChangeset()))
-    }
-
-    override func _replayValue(_ current: ArrayChange<Element>) -> ArrayChange<Element> {
-        ArrayChange(array: current.array, changeset: .reload(oldCount: 0, newCount: current.array.count))
-    }
-
-    /// The elements now.
-    ///
-    /// Thread safety: safe from any thread. Callbacks: none.
-    /// - Complexity: O(1) (copy-on-write).
-    public var array: [Element] {
-        _snapshot().value.array
-    }
-
-    /// The number of elements now.
-    ///
-    /// Thread safety: safe from any thread. Callbacks: none.
-    /// - Complexity: O(1).
-    public var count: Int {
-        pipeline.withLock { $0.current!.array.count }
+        super.init(elements: elements)
     }
 
     /// The element at `index`, or `nil` when out of range. Setting replaces it (`updates
@@ -56,13 +33,8 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// Thread safety: safe from any thread.
     /// Callbacks: observers' handlers, for a set.
     /// - Complexity: O(1) to get; O(1) plus the delivery to set.
-    public subscript(index: Int) -> Element? {
-        get {
-            pipeline.withLock { state in
-                let array = state.current!.array
-                return array.indices.contains(index) ? array[index] : nil
-            }
-        }
+    public override subscript(index: Int) -> Element? {
+        get { element(at: index) }
         set {
             guard let newValue else { return }
             try? set(newValue, at: index)
@@ -227,17 +199,6 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
         return removed != nil
     }
 
-    /// Replaces the whole content with `elements`, delivering the changeset `diff` computes
-    /// from the old content to the new (outside the lock, retried if another mutation landed
-    /// meanwhile). Delivers nothing when nothing changed.
-    func replace(with elements: [Element], diff: ([Element], [Element]) -> ArrayChangeset) -> Bool {
-        _readModifyWrite { current in
-            let changeset = diff(current.array, elements)
-            let unchanged = changeset.isEmpty && current.array.count == elements.count
-            return (unchanged ? nil : ArrayChange(array: elements, changeset: changeset), ())
-        }.accepted
-    }
-
     /// In-place mutation that may refuse with an error (and change nothing).
     private func mutateChecked<Result>(
         _ body: (inout ArrayChange<Element>) throws(ObservableArrayError) -> (Bool, Result)
@@ -277,7 +238,7 @@ extension ObservableArray where Element: Equatable {
     /// - Complexity: see `ArrayChangeset.diff(from:to:)`.
     @discardableResult
     public func replace(with elements: [Element]) -> Bool {
-        replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1) }
+        _replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1) }
     }
 
     /// Replaces the content, matching elements by identity: a matched element with a new value
@@ -288,7 +249,7 @@ extension ObservableArray where Element: Equatable {
     /// - Complexity: see `ArrayChangeset.diff(from:to:identifiedBy:)`.
     @discardableResult
     public func replace<ID: Hashable>(with elements: [Element], identifiedBy id: (Element) -> ID) -> Bool {
-        replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
+        _replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
     }
 }
 
@@ -301,7 +262,7 @@ extension ObservableArray where Element: Hashable {
     /// - Complexity: see `ArrayChangeset.diff(from:to:)`.
     @discardableResult
     public func replace(with elements: [Element]) -> Bool {
-        replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1) }
+        _replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1) }
     }
 }
 
