@@ -16,6 +16,7 @@ enum Targets {
         evaluateFanOut(report)
         evaluateChurn(report, plan: plan)
         evaluateMemory(report)
+        evaluateDiff(report)
     }
 
     private static func status(_ ok: Bool) -> TargetRow.Status { ok ? .met : .missed }
@@ -109,5 +110,51 @@ enum Targets {
         }
         report.addTarget(
             TargetRow(target: target, status: status(bytes <= memoryMaxBytesPerPlainEdge), measured: detail))
+    }
+
+    /// Diff speed-ups over `difference(from:)` (DifferenceKit's speed on its own workloads).
+    static let diffMinSpeedups: [(workload: String, speedup: Double)] = [
+        (Diff.differenceKit5k, 65), (Diff.differenceKit100k, 130),
+    ]
+    /// The 1% workloads: at most half the kit's time before the linear diff, as a ratio to
+    /// `difference(from:)` measured then (0.66x at 10k, 0.95x at 100k, one run).
+    static let diffMaxRatios: [(workload: String, ratio: Double)] = [
+        (Diff.onePercent10k, 0.33), (Diff.onePercent100k, 0.47),
+    ]
+
+    private static func evaluateDiff(_ report: Report) {
+        for (workload, speedup) in diffMinSpeedups {
+            let target = "diff \(workload): kit >= \(Int(speedup))x faster than difference(from:)"
+            let scenario = Diff.scenario(workload)
+            guard let kit = report.median(scenario, Diff.kit),
+                let reference = report.median(scenario, Diff.standardLibrary)
+            else {
+                notMeasured(report, target, "not run")
+                continue
+            }
+            let moves = report.row(scenario, Diff.kit)?.note ?? ""
+            report.addTarget(
+                TargetRow(
+                    target: target, status: status(reference / kit >= speedup),
+                    measured:
+                        "\(formatValue(reference)) / \(formatValue(kit)) µs = \(formatRatio(reference / kit)); \(moves)"
+                ))
+        }
+        for (workload, ratio) in diffMaxRatios {
+            let target = "diff \(workload): kit <= \(formatRatio(ratio)) difference(from:)"
+            let scenario = Diff.scenario(workload)
+            guard let kit = report.median(scenario, Diff.kit),
+                let reference = report.median(scenario, Diff.standardLibrary)
+            else {
+                notMeasured(report, target, "not run")
+                continue
+            }
+            report.addTarget(
+                TargetRow(
+                    target: target, status: status(kit / reference <= ratio),
+                    measured:
+                        "\(formatValue(kit)) / \(formatValue(reference)) µs = \(formatRatio(kit / reference))"
+                ))
+        }
     }
 }
