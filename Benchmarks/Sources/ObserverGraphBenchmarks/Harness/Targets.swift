@@ -17,6 +17,7 @@ enum Targets {
         evaluateChurn(report, plan: plan)
         evaluateMemory(report)
         evaluateDiff(report)
+        evaluateDerived(report)
     }
 
     private static func status(_ ok: Bool) -> TargetRow.Status { ok ? .met : .missed }
@@ -155,6 +156,25 @@ enum Targets {
                     measured:
                         "\(formatValue(kit)) / \(formatValue(reference)) µs = \(formatRatio(kit / reference))"
                 ))
+        }
+    }
+
+    static let derivedMaxScaling = 2.0
+
+    private static func evaluateDerived(_ report: Report) {
+        for implementation in [DerivedAppend.map, DerivedAppend.filter] {
+            let target = "derived \(implementation) append: 1M/1k <= \(formatRatio(derivedMaxScaling))"
+            guard let large = report.median(DerivedAppend.scenario(1_000_000), implementation),
+                let small = report.median(DerivedAppend.scenario(1_000), implementation)
+            else {
+                notMeasured(report, target, "no N=1M derived result in this run")
+                continue
+            }
+            report.addTarget(
+                TargetRow(
+                    target: target, status: status(large / small <= derivedMaxScaling),
+                    measured:
+                        "\(formatValue(large)) / \(formatValue(small)) ns = \(formatRatio(large / small))"))
         }
     }
 }

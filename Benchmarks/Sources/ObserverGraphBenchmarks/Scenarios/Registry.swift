@@ -28,6 +28,7 @@ enum Registry {
         AsyncDelivery.family,
         ArrayAppend.family,
         Diff.family,
+        DerivedAppend.family,
     ]
 }
 
