@@ -3,7 +3,7 @@ import ObserverGraphTesting
 import Testing
 
 /// A row with an identity and a content.
-private struct Row: Equatable, Sendable, CustomStringConvertible {
+private struct TestRow: Equatable, Sendable, CustomStringConvertible {
     let id: Int
     var title: Int
     var description: String { "\(id):\(title)" }
@@ -23,13 +23,13 @@ private struct Xorshift: RandomNumberGenerator {
 }
 
 /// Random rows: ids drawn from a small pool (distinct unless `duplicates`), random contents.
-private func randomRows(_ random: inout Xorshift, pool: Int, duplicates: Bool = false) -> [Row] {
+private func randomRows(_ random: inout Xorshift, pool: Int, duplicates: Bool = false) -> [TestRow] {
     let count = Int.random(in: 0...pool, using: &random)
     let ids =
         duplicates
         ? (0..<count).map { _ in Int.random(in: 0..<pool, using: &random) }
         : Array((0..<pool).shuffled(using: &random).prefix(count))
-    return ids.map { Row(id: $0, title: Int.random(in: 0..<3, using: &random)) }
+    return ids.map { TestRow(id: $0, title: Int.random(in: 0..<3, using: &random)) }
 }
 
 @Suite("Staged changesets and the batch-update validator")
@@ -44,7 +44,9 @@ struct StagedChangesetTests {
             let old = randomRows(&random, pool: pool, duplicates: duplicates)
             var new = randomRows(&random, pool: pool, duplicates: duplicates)
             if trial % 3 == 0 {  // mostly the same rows: few changes, some moved and changed
-                new = old.map { Int.random(in: 0..<4, using: &random) == 0 ? Row(id: $0.id, title: 9) : $0 }
+                new = old.map {
+                    Int.random(in: 0..<4, using: &random) == 0 ? TestRow(id: $0.id, title: 9) : $0
+                }
                 if new.count > 1 { new.swapAt(0, Int.random(in: 0..<new.count, using: &random)) }
             }
             let staged = StagedChangeset(from: old, to: new, identifiedBy: \.id)
@@ -63,18 +65,21 @@ struct StagedChangesetTests {
 
     @Test("A changed and moved row is moved, then reloaded at its new index; never deleted and inserted")
     func changedAndMoved() throws {
-        let old = [Row(id: 1, title: 0), Row(id: 2, title: 0), Row(id: 3, title: 0)]
-        let new = [Row(id: 3, title: 5), Row(id: 1, title: 0), Row(id: 2, title: 7)]
+        let old = [TestRow(id: 1, title: 0), TestRow(id: 2, title: 0), TestRow(id: 3, title: 0)]
+        let new = [TestRow(id: 3, title: 5), TestRow(id: 1, title: 0), TestRow(id: 2, title: 7)]
         let staged = StagedChangeset(from: old, to: new, identifiedBy: \.id)
         #expect(
             staged.stages.map(\.changeset) == [
                 ArrayChangeset(moves: [.init(from: 2, to: 0)]), ArrayChangeset(updates: [0, 2]),
             ])
-        #expect(staged.stages[0].array == [Row(id: 3, title: 0), Row(id: 1, title: 0), Row(id: 2, title: 0)])
+        #expect(
+            staged.stages[0].array == [
+                TestRow(id: 3, title: 0), TestRow(id: 1, title: 0), TestRow(id: 2, title: 0),
+            ])
         try BatchUpdateValidator.validate(staged, from: old, to: new)
         // Without moves, the reloads go in the one stage, in old indices.
         let inPlace = StagedChangeset(
-            from: old, to: [Row(id: 2, title: 4), Row(id: 3, title: 0)], identifiedBy: \.id)
+            from: old, to: [TestRow(id: 2, title: 4), TestRow(id: 3, title: 0)], identifiedBy: \.id)
         #expect(inPlace.stages.map(\.changeset) == [ArrayChangeset(deletes: [0], updates: [1])])
     }
 

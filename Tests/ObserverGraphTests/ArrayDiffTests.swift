@@ -90,4 +90,21 @@ struct ArrayDiffTests {
             #expect(try changeset.apply(to: old, newElements: new) == new, "seed \(seed)")
         }
     }
+
+    @Test("replace(with:) always diffs; reload(with:) never does")
+    func replaceDiffsReloadReloads() {
+        let array = ObservableArray([1, 2, 3])
+        let log = ChangeLog<Int>()
+        let token = array.observeValues(log.record)
+        array.replace(with: [1, 3, 4])
+        #expect(log.last == ArrayChangeset(deletes: [1], inserts: [2]))
+        array.reload(with: [1, 3, 4])
+        #expect(log.last == ArrayChangeset(deletes: [0, 1, 2], inserts: [0, 1, 2]))
+        let tokens = ObservableArray([Token(value: 1)])  // Equatable only: replace still diffs
+        let tokenLog = ChangeLog<Token>()
+        let tokenObservation = tokens.observeValues(tokenLog.record)
+        tokens.replace(with: [Token(value: 0), Token(value: 1)])
+        #expect(tokenLog.last == ArrayChangeset(inserts: [0]))
+        withExtendedLifetime((token, tokenObservation)) {}
+    }
 }

@@ -242,6 +242,7 @@ public struct ArrayChangeset: Hashable, Sendable, CustomStringConvertible {
 
     /// A changeset from lists already in order (deletes, inserts and updates ascending, moves by
     /// ascending new index).
+    @usableFromInline
     init(sortedDeletes deletes: [Int], inserts: [Int], updates: [Int], moves: [Move]) {
         self.deletes = deletes
         self.inserts = inserts
@@ -254,6 +255,7 @@ public struct ArrayChangeset: Hashable, Sendable, CustomStringConvertible {
     /// far extends the longest run in O(1), so a nearly sorted input costs nearly O(n).
     ///
     /// - Complexity: O(n + K log n), K = values that do not extend the longest run.
+    @usableFromInline
     static func longestIncreasingRun(_ values: [Int]) -> [Bool] {
         var tails: [Int] = []  // index into values of the smallest tail of each run length
         var previous = [Int](repeating: -1, count: values.count)

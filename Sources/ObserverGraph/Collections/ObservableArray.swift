@@ -180,23 +180,31 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
         }
     }
 
-    /// Replaces the whole content. Elements are not comparable here, so the change is a reload
-    /// (every old index deleted, every new one inserted). For `Equatable` or `Hashable` elements
-    /// the overloads diff instead.
+    /// Replaces the whole content with a reload: every old index deleted, every new one
+    /// inserted, whatever the elements. Never diffs; use `replace(with:)` for a diff.
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: observers' handlers.
     /// - Returns: `false` if the array has terminated.
     /// - Complexity: O(old + new) plus the delivery.
     @discardableResult
+    public func reload(with elements: [Element]) -> Bool {
+        _reload(with: elements)
+    }
+
+    /// Unavailable: elements that are not `Equatable` cannot be diffed. Say what you mean:
+    /// `reload(with:)` replaces everything (what this did before), or make the elements
+    /// `Equatable` (or use `replace(with:identifiedBy:)`) to diff.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(old + new).
+    @available(
+        *, unavailable, renamed: "reload(with:)",
+        message: "elements that are not Equatable cannot be diffed: use reload(with:) to replace everything"
+    )
+    @discardableResult
     public func replace(with elements: [Element]) -> Bool {
-        let removed = _mutateCurrent { change -> (changed: Bool, result: [Element]) in
-            let removed = change.array
-            change.changeset = .reload(oldCount: removed.count, newCount: elements.count)
-            change.array = elements
-            return (true, removed)
-        }
-        return removed != nil
+        _reload(with: elements)
     }
 
     /// In-place mutation that may refuse with an error (and change nothing).
@@ -227,9 +235,9 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
 }
 
 extension ObservableArray where Element: Equatable {
-    /// Replaces the whole content with `elements`, delivering the smallest changeset: for
+    /// Replaces the whole content with `elements`, always diffing: the smallest changeset, for
     /// example `[1, 2, 3]` → `[0, 1, 3, 4]` delivers `deletes [1], inserts [0, 3]`. Delivers
-    /// nothing when the content is equal.
+    /// nothing when the content is equal. (`reload(with:)` replaces without diffing.)
     ///
     /// Thread safety: safe from any thread. The diff runs with no lock held; if another
     /// mutation lands meanwhile, it is computed again.
@@ -254,8 +262,8 @@ extension ObservableArray where Element: Equatable {
 }
 
 extension ObservableArray where Element: Hashable {
-    /// Replaces the whole content with `elements`, delivering the smallest changeset (linear
-    /// move pairing for hashable elements). See `ArrayChangeset.diff(from:to:)`.
+    /// Replaces the whole content with `elements`, always diffing (in linear time when many
+    /// elements changed). See `ArrayChangeset.diff(from:to:)`.
     ///
     /// Thread safety: as the `Equatable` overload. Callbacks: `==`, `hash(into:)`, handlers.
     /// - Returns: `false` if the array has terminated.

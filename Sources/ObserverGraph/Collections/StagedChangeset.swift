@@ -53,6 +53,7 @@ public struct StagedChangeset<Element> {
 
     /// Stage 1 is `structural` (no reloads); stage 2 reloads, at their new indices, the elements
     /// whose `updated` flag is set.
+    @inlinable
     init(origins: [Int], updated: [Bool], structural: ArrayChangeset, old: [Element], new: [Element]) {
         var intermediate = new
         var reloads: [Int] = []
@@ -98,7 +99,7 @@ extension StagedChangeset where Element: Equatable {
         self.init(origins: origins, updated: updated, old: old, new: new)
     }
 
-    @usableFromInline
+    @inlinable
     init(origins: [Int], updated: [Bool], old: [Element], new: [Element]) {
         let everything = ArrayChangeset.fromOrigins(origins, oldCount: old.count, updated: nil)
         if everything.moves.isEmpty {

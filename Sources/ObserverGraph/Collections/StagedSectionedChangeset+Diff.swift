@@ -14,6 +14,7 @@ extension StagedSectionedChangeset where Metadata: Equatable, Item: Equatable {
     /// Thread safety: pure. Callbacks: `sectionID`, `itemID`, `==` of `Metadata` and `Item`.
     /// - Complexity: O(S + N) expected time for S sections and N items in all, as the linear
     ///   `ArrayChangeset.diff`, plus O(K log K) for the K items or sections out of order.
+    @inlinable
     public init<SectionID: Hashable, ItemID: Hashable>(
         from old: [ArraySection<Metadata, Item>], to new: [ArraySection<Metadata, Item>],
         sectionIdentifiedBy sectionID: (Metadata) -> SectionID, itemIdentifiedBy itemID: (Item) -> ItemID
@@ -29,24 +30,27 @@ extension StagedSectionedChangeset where Metadata: Equatable, Item: Equatable {
 }
 
 /// The work of the sectioned diff, step by step.
+@usableFromInline
 struct _SectionedStager<Metadata: Equatable, Item: Equatable> {
-    let old: [ArraySection<Metadata, Item>]
-    let new: [ArraySection<Metadata, Item>]
+    @usableFromInline let old: [ArraySection<Metadata, Item>]
+    @usableFromInline let new: [ArraySection<Metadata, Item>]
     /// For each new section, its old index (-1: inserted); for each old section, its new index.
-    var sectionOrigin: [Int] = []
-    var sectionTarget: [Int] = []
+    @usableFromInline var sectionOrigin: [Int] = []
+    @usableFromInline var sectionTarget: [Int] = []
     /// Flat item numbering, section by section; the path of each flat index.
-    var oldPaths: [ItemPath] = []
-    var newPaths: [ItemPath] = []
+    @usableFromInline var oldPaths: [ItemPath] = []
+    @usableFromInline var newPaths: [ItemPath] = []
     /// For each new flat item, the old flat item it keeps (-1: inserted), and back.
-    var itemOrigin: [Int] = []
-    var itemTarget: [Int] = []
+    @usableFromInline var itemOrigin: [Int] = []
+    @usableFromInline var itemTarget: [Int] = []
 
+    @inlinable
     init(old: [ArraySection<Metadata, Item>], new: [ArraySection<Metadata, Item>]) {
         self.old = old
         self.new = new
     }
 
+    @inlinable
     mutating func match(sections: [Int], items: [Int]) {
         sectionOrigin = sections
         sectionTarget = [Int](repeating: -1, count: old.count)
@@ -69,8 +73,10 @@ struct _SectionedStager<Metadata: Equatable, Item: Equatable> {
         }
     }
 
+    @inlinable
     func oldItem(_ flat: Int) -> Item { old[oldPaths[flat].section].items[oldPaths[flat].item] }
 
+    @inlinable
     func stages() -> [SectionedStage<Metadata, Item>] {
         var stages: [SectionedStage<Metadata, Item>] = []
         // 1. Deletes: sections that go, items that go from sections that stay.

@@ -18,6 +18,7 @@ enum Targets {
         evaluateMemory(report)
         evaluateDiff(report)
         evaluateDerived(report)
+        evaluateSectionedDiff(report)
     }
 
     private static func status(_ ok: Bool) -> TargetRow.Status { ok ? .met : .missed }
@@ -176,5 +177,26 @@ enum Targets {
                     measured:
                         "\(formatValue(large)) / \(formatValue(small)) ns = \(formatRatio(large / small))"))
         }
+    }
+
+    /// The staged sectioned diff costs at most this many times the flat diff of the same items.
+    static let sectionedMaxRatioToFlat = 3.0
+
+    private static func evaluateSectionedDiff(_ report: Report) {
+        let target =
+            "sectioned diff 100x100: staged <= \(formatRatio(sectionedMaxRatioToFlat)) the flat item diff"
+        guard let staged = report.median(SectionedDiff.scenario, SectionedDiff.staged),
+            let flat = report.median(SectionedDiff.scenario, SectionedDiff.flat),
+            let loop = report.median(SectionedDiff.scenario, SectionedDiff.perSection)
+        else {
+            notMeasured(report, target, "not run")
+            return
+        }
+        report.addTarget(
+            TargetRow(
+                target: target, status: status(staged / flat <= sectionedMaxRatioToFlat),
+                measured:
+                    "\(formatValue(staged)) / \(formatValue(flat)) µs = \(formatRatio(staged / flat)); "
+                    + "per-section difference(from:) \(formatValue(loop)) µs"))
     }
 }

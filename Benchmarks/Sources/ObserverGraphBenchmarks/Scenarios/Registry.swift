@@ -29,6 +29,7 @@ enum Registry {
         ArrayAppend.family,
         Diff.family,
         DerivedAppend.family,
+        SectionedDiff.family,
     ]
 }
 
