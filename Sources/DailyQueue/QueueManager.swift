@@ -59,7 +59,7 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
                 queuePosition: $0.queuePosition)
         }
         let queued = items.filter { $0.queuePosition != nil }.sorted { $0.queuePosition! < $1.queuePosition! }
-        queue.replace(with: queued)
+        queue.reload(with: queued)
         renumber()
         for item in queued { item.addObserver(self) }
     }

@@ -26,7 +26,8 @@ public final class QueueViewModel: GraphTrackingObserver, @MainActor QueueManage
     /// (inserts, deletes, moves, and reloads of items whose title, `done` or day changed). Empty
     /// until loaded. Kept by diffing the queue after every report of the manager, so it is right
     /// for every rule, also when an item changes without leaving the queue.
-    public let rows = ObservableArray<QueueItemSnapshot>()
+    public var rows: ReadOnlyObservableArray<QueueItemSnapshot> { rowStorage }
+    private let rowStorage = ObservableArray<QueueItemSnapshot>()
     private let store: any QueueStore
     private let rule: QueueRule
     private let startDay: Weekday
@@ -109,7 +110,7 @@ public final class QueueViewModel: GraphTrackingObserver, @MainActor QueueManage
     private func refresh() {
         guard let manager else { return }
         let snapshots = manager.queue.array.map(\.snapshot)
-        _ = rows.replace(with: snapshots, identifiedBy: \.id)
+        _ = rowStorage.replace(with: snapshots, identifiedBy: \.id)
         state.set(ViewState(Result<[QueueItemSnapshot], Never>.success(snapshots)))
     }
 

@@ -167,7 +167,7 @@ struct ObservableArrayTests {
     @Test("An observable array can follow a stream of whole arrays by diffing (the diff operator)")
     func diffOperator() {
         let reloads = ObservableValue([1, 2, 3])
-        let items = ObservableArray(diffing: reloads)
+        let items = ReadOnlyObservableArray(diffing: reloads)
         let log = ChangeLog<Int>()
         let token = items.observeValuesNonisolated(log.record)
         reloads.value = [1, 3, 4]
@@ -175,7 +175,7 @@ struct ObservableArrayTests {
         #expect(log.last == ArrayChangeset(deletes: [1], inserts: [2]))
 
         let tagged = ObservableValue([Tagged(id: 1, value: 0), Tagged(id: 2, value: 0)])
-        let byID = ObservableArray(diffing: tagged, identifiedBy: \.id)
+        let byID = ReadOnlyObservableArray(diffing: tagged, identifiedBy: \.id)
         let taggedLog = ChangeLog<Tagged>()
         let taggedToken = byID.observeValuesNonisolated(taggedLog.record)
         tagged.value = [Tagged(id: 1, value: 0), Tagged(id: 2, value: 7)]

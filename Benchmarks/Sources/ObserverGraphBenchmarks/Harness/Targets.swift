@@ -25,6 +25,9 @@ enum Targets {
         evaluateLookup(report, plan: plan)
         evaluateMemory(report)
         ActorDelivery.evaluate(report, plan: plan)
+        evaluateDiff(report)
+        evaluateDerived(report)
+        evaluateSectionedDiff(report)
     }
 
     private static func status(_ ok: Bool) -> TargetRow.Status { ok ? .met : .missed }
@@ -261,5 +264,91 @@ enum Targets {
                         target: target, status: status(kit / set <= lookupMaxRatioToSet), measured: detail))
             }
         }
+    }
+
+    /// Diff speed-ups over `difference(from:)` (DifferenceKit's speed on its own workloads).
+    static let diffMinSpeedups: [(workload: String, speedup: Double)] = [
+        (Diff.differenceKit5k, 65), (Diff.differenceKit100k, 130),
+    ]
+    /// The 1% workloads: at most half the kit's time before the linear diff, as a ratio to
+    /// `difference(from:)` measured then (0.66x at 10k, 0.95x at 100k, one run).
+    static let diffMaxRatios: [(workload: String, ratio: Double)] = [
+        (Diff.onePercent10k, 0.33), (Diff.onePercent100k, 0.47),
+    ]
+
+    private static func evaluateDiff(_ report: Report) {
+        for (workload, speedup) in diffMinSpeedups {
+            let target = "diff \(workload): kit >= \(Int(speedup))x faster than difference(from:)"
+            let scenario = Diff.scenario(workload)
+            guard let kit = report.median(scenario, Diff.kit),
+                let reference = report.median(scenario, Diff.standardLibrary)
+            else {
+                notMeasured(report, target, "not run")
+                continue
+            }
+            let moves = report.row(scenario, Diff.kit)?.note ?? ""
+            report.addTarget(
+                TargetRow(
+                    target: target, status: status(reference / kit >= speedup),
+                    measured:
+                        "\(formatValue(reference)) / \(formatValue(kit)) µs = \(formatRatio(reference / kit)); \(moves)"
+                ))
+        }
+        for (workload, ratio) in diffMaxRatios {
+            let target = "diff \(workload): kit <= \(formatRatio(ratio)) difference(from:)"
+            let scenario = Diff.scenario(workload)
+            guard let kit = report.median(scenario, Diff.kit),
+                let reference = report.median(scenario, Diff.standardLibrary)
+            else {
+                notMeasured(report, target, "not run")
+                continue
+            }
+            report.addTarget(
+                TargetRow(
+                    target: target, status: status(kit / reference <= ratio),
+                    measured:
+                        "\(formatValue(kit)) / \(formatValue(reference)) µs = \(formatRatio(kit / reference))"
+                ))
+        }
+    }
+
+    static let derivedMaxScaling = 2.0
+
+    private static func evaluateDerived(_ report: Report) {
+        for implementation in [DerivedAppend.map, DerivedAppend.filter] {
+            let target = "derived \(implementation) append: 1M/1k <= \(formatRatio(derivedMaxScaling))"
+            guard let large = report.median(DerivedAppend.scenario(1_000_000), implementation),
+                let small = report.median(DerivedAppend.scenario(1_000), implementation)
+            else {
+                notMeasured(report, target, "no N=1M derived result in this run")
+                continue
+            }
+            report.addTarget(
+                TargetRow(
+                    target: target, status: status(large / small <= derivedMaxScaling),
+                    measured:
+                        "\(formatValue(large)) / \(formatValue(small)) ns = \(formatRatio(large / small))"))
+        }
+    }
+
+    /// The staged sectioned diff costs at most this many times the flat diff of the same items.
+    static let sectionedMaxRatioToFlat = 3.0
+
+    private static func evaluateSectionedDiff(_ report: Report) {
+        let target =
+            "sectioned diff 100x100: staged <= \(formatRatio(sectionedMaxRatioToFlat)) the flat item diff"
+        guard let staged = report.median(SectionedDiff.scenario, SectionedDiff.staged),
+            let flat = report.median(SectionedDiff.scenario, SectionedDiff.flat),
+            let loop = report.median(SectionedDiff.scenario, SectionedDiff.perSection)
+        else {
+            notMeasured(report, target, "not run")
+            return
+        }
+        report.addTarget(
+            TargetRow(
+                target: target, status: status(staged / flat <= sectionedMaxRatioToFlat),
+                measured:
+                    "\(formatValue(staged)) / \(formatValue(flat)) µs = \(formatRatio(staged / flat)); "
+                    + "per-section difference(from:) \(formatValue(loop)) µs"))
     }
 }
