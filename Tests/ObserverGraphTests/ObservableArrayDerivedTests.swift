@@ -106,7 +106,10 @@ struct ObservableArrayDerivedTests {
         let filtered = source.filter { $0 % 3 == 0 }
         let mappedMirror = Mirror<Int>("map")
         let filteredMirror = Mirror<Int>("filter")
-        let tokens = [mapped.observeValuesNonisolated(mappedMirror.apply), filtered.observeValuesNonisolated(filteredMirror.apply)]
+        let tokens = [
+            mapped.observeValuesNonisolated(mappedMirror.apply),
+            filtered.observeValuesNonisolated(filteredMirror.apply),
+        ]
         try source.insert(99, at: 5)
         try source.remove(at: 17)
         try source.move(from: 3, to: 30)
