@@ -105,7 +105,8 @@ struct CommandLineTests {
         let blocked = try temporaryFolder().appendingPathComponent("file")
         try Data().write(to: blocked)
         let unwritable = try run("add", "X", "--store", blocked.appendingPathComponent("queue.json").path)
-        #expect(unwritable.status == 5 && unwritable.err.hasPrefix("daily-queue: the folder \(blocked.path) "))
+        #expect(
+            unwritable.status == 5 && unwritable.err.hasPrefix("daily-queue: the folder \(blocked.path) "))
         #expect(unwritable.err.split(separator: "\n").count == 1)
 
         let corrupt = try temporaryFolder().appendingPathComponent("queue.json")
@@ -127,7 +128,9 @@ struct CommandLineTests {
         #expect(lines.first == "repl commands (as on the command line, without `daily-queue` and `--store`):")
         #expect(!lines.contains { $0.hasPrefix("  demo") || $0.hasPrefix("  repl") })
         #expect(lines.contains { $0.hasPrefix("  graph") })
-        #expect(lines.contains("Each command first re-reads the store under its lock, so changes made meanwhile by other"))
+        #expect(
+            lines.contains(
+                "Each command first re-reads the store under its lock, so changes made meanwhile by other"))
         #expect(lines.contains("  quit            end (so does the end of the input)"))
         #expect(
             lines.suffix(2) == [

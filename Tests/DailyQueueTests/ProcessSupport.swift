@@ -55,7 +55,9 @@ final class Spawned {
     private let drained = GraphLock(false)
 
     init(_ arguments: [String], environment: [String: String] = [:], launcher: [String] = []) throws {
-        guard let executable = DailyQueueCommand.executable else { throw DailyQueueCommand.MissingExecutable() }
+        guard let executable = DailyQueueCommand.executable else {
+            throw DailyQueueCommand.MissingExecutable()
+        }
         if let first = launcher.first {
             process.executableURL = URL(fileURLWithPath: first)
             process.arguments = Array(launcher.dropFirst()) + [executable.path] + arguments
@@ -123,6 +125,7 @@ final class Spawned {
         let drained = Date().addingTimeInterval(5)
         while !self.drained.withLock({ $0 }) && Date() < drained { usleep(1_000) }
         return DailyQueueCommand.Result(
-            status: process.terminationStatus, out: outputSoFar, err: String(decoding: errData, as: UTF8.self))
+            status: process.terminationStatus, out: outputSoFar, err: String(decoding: errData, as: UTF8.self)
+        )
     }
 }

@@ -1,0 +1,166 @@
+import DailyQueue
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The store's promise, checked with real processes: any number of processes may run commands
+/// at once, and none loses a write.
+@Suite("daily-queue: many processes on one store")
+struct StoreConcurrencyTests {
+    let store: String
+
+    init() throws {
+        store = try temporaryFolder().appendingPathComponent("queue.json").path
+    }
+
+    /// The stored queue, read with the library (which checks its consistency).
+    func stored() throws -> StoredQueue {
+        try #require(try JSONFileQueueStore(url: URL(fileURLWithPath: store)).load())
+    }
+
+    @Test("50 concurrent `add` processes: exactly 50 items, 50 distinct ids, positions 1...50")
+    func fiftyConcurrentAdds() throws {
+        _ = try DailyQueueCommand.run(["today", "Monday", "--store", store])
+        // Generous lock wait: 50 processes on a loaded machine (or under a sanitizer) queue up.
+        let environment = ["DAILY_QUEUE_LOCK_TIMEOUT": "60"]
+        let processes = try (1...50).map {
+            try Spawned(["add", "item \($0)", "--done", "--store", store], environment: environment)
+        }
+        for process in processes { try? process.stdin.fileHandleForWriting.close() }
+        let results = processes.map { $0.finish(timeout: 90) }
+        #expect(results.allSatisfy { $0.status == 0 }, "\(results.filter { $0.status != 0 }.map(\.err))")
+        let queue = try stored()
+        #expect(queue.items.count == 50)
+        #expect(Set(queue.items.map(\.id)).count == 50)
+        #expect(queue.items.compactMap(\.queuePosition).sorted() == Array(1...50))
+        #expect(Set(queue.items.map(\.title)) == Set((1...50).map { "item \($0)" }))
+        #expect(queue.nextID == 51)
+    }
+
+    @Test("Two repls and one-shot commands, interleaved: every write is in the store")
+    func replsAndCommandsInterleaved() throws {
+        _ = try DailyQueueCommand.run(["today", "Monday", "--store", store])
+        let first = try Spawned(["repl", "--store", store])
+        let second = try Spawned(["repl", "--store", store])
+        defer {
+            kill(first.pid, SIGKILL)
+            kill(second.pid, SIGKILL)
+        }
+        func step(_ repl: Spawned, _ line: String, expecting output: String) {
+            repl.send(line)
+            repl.waitForOutput(containing: output)
+        }
+        func oneShot(_ arguments: String..., expecting output: String) throws {
+            let result = try DailyQueueCommand.run(arguments + ["--store", store])
+            #expect(result.status == 0 && result.out == output + "\n", "\(arguments): \(result.err)")
+        }
+        step(first, "add A1 --done", expecting: "added #1 \"A1\" at position 1")
+        step(second, "add B1 --done", expecting: "added #2 \"B1\" at position 2")
+        try oneShot("add", "C1", "--done", expecting: "added #3 \"C1\" at position 3")
+        step(first, "add A2 --done", expecting: "added #4 \"A2\" at position 4")
+        step(second, "undone 1", expecting: "removed #1 \"A1\" from position 1 (done became false)")
+        try oneShot("move", "3", "1", expecting: "moved #3 \"C1\" from position 2 to 1")
+        step(first, "remove 2", expecting: "deleted #2 \"B1\" from position 2")
+        step(second, "add B2 --done", expecting: "added #5 \"B2\" at position 3")
+        try oneShot("set-day", "4", "fri", expecting: "removed #4 \"A2\" from position 2 (day became Friday)")
+        step(first, "list --all", expecting: "#5  B2")
+        first.send("quit")
+        second.send("quit")
+        #expect(first.finish(timeout: 30).status == 0)
+        #expect(second.finish(timeout: 30).status == 0)
+        let queue = try stored()
+        #expect(
+            queue.items == [
+                StoredItem(
+                    id: ItemID(1), title: "A1", done: false, dayOfTheWeek: .monday, queuePosition: nil),
+                StoredItem(id: ItemID(3), title: "C1", done: true, dayOfTheWeek: .monday, queuePosition: 1),
+                StoredItem(id: ItemID(4), title: "A2", done: true, dayOfTheWeek: .friday, queuePosition: nil),
+                StoredItem(id: ItemID(5), title: "B2", done: true, dayOfTheWeek: .monday, queuePosition: 2),
+            ])
+        #expect(queue.nextID == 6)
+    }
+
+    @Test("kill -9 of a writer at random moments, 200 times: the store always holds the old or the new state")
+    func killedWriters() throws {
+        _ = try DailyQueueCommand.run(["today", "Monday", "--store", store])
+        // How long one `add` takes here (debug, release or sanitizer build): kills land in 0...1.2×.
+        let start = Date()
+        #expect(try DailyQueueCommand.run(["add", "warm-up", "--done", "--store", store]).status == 0)
+        let duration = max(Date().timeIntervalSince(start), 0.005)
+        var previous = try stored()
+        var completed = 0
+        var leftovers = 0
+        let folder = URL(fileURLWithPath: store).deletingLastPathComponent().path
+        for round in 0..<200 {
+            let writer = try Spawned(["add", "round \(round)", "--done", "--store", store])
+            try? writer.stdin.fileHandleForWriting.close()
+            usleep(UInt32(Double.random(in: 0...(duration * 1.2)) * 1_000_000))
+            kill(writer.pid, SIGKILL)
+            _ = writer.finish(timeout: 30)
+            let now: StoredQueue
+            do {
+                now = try stored()
+            } catch {
+                Issue.record("round \(round): the store does not load: \(error)")
+                return
+            }
+            if now == previous {
+                // Killed before the rename: the old state, exactly.
+            } else {
+                var expected = previous
+                expected.items.append(
+                    StoredItem(
+                        id: ItemID(previous.nextID), title: "round \(round)", done: true,
+                        dayOfTheWeek: .monday,
+                        queuePosition: previous.items.compactMap(\.queuePosition).count + 1))
+                expected.nextID += 1
+                #expect(now == expected, "round \(round): neither the old nor the new state")
+                guard now == expected else { return }
+                completed += 1
+            }
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            if names.contains(where: { $0.hasSuffix(".tmp") }) { leftovers += 1 }
+            previous = now
+        }
+        // The lock of a killed process is never stale: the next writer goes straight through, and
+        // cleans up the temporary files that killed writers left behind.
+        let after = try DailyQueueCommand.run(
+            ["add", "after", "--done", "--store", store], environment: ["DAILY_QUEUE_LOCK_TIMEOUT": "1"])
+        #expect(after.status == 0, "\(after.err)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder)
+        #expect(!names.contains { $0.hasSuffix(".tmp") })
+        #expect(try stored().items.count == previous.items.count + 1)
+        print(
+            "kill -9 loop: 200 rounds, \(completed) writes completed, \(200 - completed) killed before the "
+                + "rename, \(leftovers) of them mid-save (a temporary file left behind)")
+    }
+
+    @Test("A store whose lock another process holds: a bounded wait, exit 3, the store untouched")
+    func busyStore() throws {
+        _ = try DailyQueueCommand.run(["add", "Keep", "--done", "--store", store])
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let descriptor = open(store + ".lock", O_RDONLY)
+        #expect(descriptor >= 0)
+        defer { close(descriptor) }
+        #expect(flock(descriptor, LOCK_EX) == 0)
+        let environment = ["DAILY_QUEUE_LOCK_TIMEOUT": "0.3"]
+        for arguments in [["add", "X"], ["list"], ["remove", "1"]] {
+            let result = try DailyQueueCommand.run(arguments + ["--store", store], environment: environment)
+            #expect(result.status == 3, "\(arguments)")
+            #expect(
+                result.err
+                    == "daily-queue: the store \(store) is busy: another daily-queue held its lock for 0.3 s; "
+                    + "nothing was changed, try again\n")
+            #expect(result.out.isEmpty)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+        flock(descriptor, LOCK_UN)
+        #expect(
+            try DailyQueueCommand.run(["add", "X", "--store", store], environment: environment).status == 0)
+    }
+}
