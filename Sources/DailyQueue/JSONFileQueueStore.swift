@@ -25,6 +25,9 @@ public final class JSONFileQueueStore: QueueStore {
     public let url: URL
     /// The lock file beside the store: the store's path followed by `.lock`.
     public let lockURL: URL
+    /// The file read and replaced: `url`, or the file it links to when `url` is a symbolic
+    /// link (a save replaces the target; the link stays).
+    let path: String
     /// How long to wait for another process's lock, in seconds.
     public let lockTimeout: Double
     /// Runs after the temporary file is written and before the rename; tests use it to simulate
@@ -42,13 +45,13 @@ public final class JSONFileQueueStore: QueueStore {
 
     package init(url: URL, lockTimeout: Double = 5, beforeRename: (@Sendable () throws -> Void)?) {
         self.url = url
-        self.lockURL = URL(fileURLWithPath: url.path + ".lock")
+        self.path = POSIXFile.linkTarget(url.path) ?? url.path
+        self.lockURL = URL(fileURLWithPath: path + ".lock")
         self.lockTimeout = max(0, lockTimeout.isFinite ? lockTimeout : 5)
         self.beforeRename = beforeRename
     }
 
-    var path: String { url.path }
-    var folder: String { url.deletingLastPathComponent().path }
+    var folder: String { URL(fileURLWithPath: path).deletingLastPathComponent().path }
 
     /// Reads the file under the shared lock (or inside the caller's transaction); `nil` when
     /// it does not exist.
@@ -150,7 +153,7 @@ public final class JSONFileQueueStore: QueueStore {
         } catch {
             throw .unwritable(path: path, reason: "\(error)")
         }
-        let name = url.lastPathComponent
+        let name = URL(fileURLWithPath: path).lastPathComponent
         let temporary = folder + "/.\(name).\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).tmp"
         var renamed = false
         defer { if !renamed { unlink(temporary) } }
@@ -194,7 +197,7 @@ public final class JSONFileQueueStore: QueueStore {
     /// Deletes the temporary files of writers that were killed before their rename. Only
     /// called under the exclusive lock, when no other writer has one open.
     func removeStaleTemporaryFiles() {
-        let prefix = ".\(url.lastPathComponent)."
+        let prefix = ".\(URL(fileURLWithPath: path).lastPathComponent)."
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
             unlink(folder + "/" + name)

@@ -48,6 +48,16 @@ enum POSIXFile {
         }
     }
 
+    /// The file a symbolic link at `path` leads to, or `nil` when `path` is not a link.
+    static func linkTarget(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0, UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFLNK),
+            let resolved = realpath(path, nil)
+        else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// Whether this process may access `path` in `mode` (`R_OK`, `W_OK`, `X_OK`); the `errno`
     /// otherwise.
     static func access(_ path: String, _ mode: Int32) -> Int32? {

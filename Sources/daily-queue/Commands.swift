@@ -74,19 +74,12 @@ struct Tool {
     /// exclusive to write), a fresh manager loads the store, the command changes it, and every
     /// save happens before the lock is released.
     func execute(_ command: String, _ arguments: Arguments, in store: JSONFileQueueStore) throws {
+        let action = try plan(command, arguments)
         try store.transaction(Self.access(command, arguments)) {
             let manager = try QueueManager(store: store, startDay: Self.today())
             let printer = EventPrinter(out)
             manager.addObserver(printer)
-            try withExtendedLifetime(printer) {
-                if command == "graph" {
-                    try arguments.expect(command: command)
-                    try arguments.allow(["--mermaid"], command: command)
-                    out(GraphExport.render(manager: manager, mermaid: arguments.flags.contains("--mermaid")))
-                } else {
-                    try perform(command, arguments, on: manager)
-                }
-            }
+            try withExtendedLifetime(printer) { try action(manager) }
         }
     }
 
@@ -99,39 +92,52 @@ struct Tool {
         }
     }
 
-    /// Runs one queue command; the printer subscribed to `manager` reports what happened.
-    func perform(_ command: String, _ arguments: Arguments, on manager: QueueManager) throws {
+    /// Checks a queue command's arguments and returns what it does to a loaded manager; the
+    /// printer subscribed to the manager reports what happened. Usage errors come out here,
+    /// before the store is touched.
+    func plan(_ command: String, _ arguments: Arguments) throws(UsageError) -> (QueueManager) throws -> Void {
         switch command {
         case "add":
             try arguments.expect("TITLE", command: command)
             try arguments.allow(["--day", "--done"], command: command)
             let day = try arguments.values["--day"].map(parseDay)
-            try manager.add(title: arguments.words[0], day: day, done: arguments.flags.contains("--done"))
+            let (title, done) = (arguments.words[0], arguments.flags.contains("--done"))
+            return { manager in try manager.add(title: title, day: day, done: done) }
         case "list":
             try arguments.expect(command: command)
             try arguments.allow(["--all"], command: command)
-            out(Table.render(manager, all: arguments.flags.contains("--all")))
+            let all = arguments.flags.contains("--all")
+            return { manager in out(Table.render(manager, all: all)) }
+        case "graph":
+            try arguments.expect(command: command)
+            try arguments.allow(["--mermaid"], command: command)
+            let mermaid = arguments.flags.contains("--mermaid")
+            return { manager in out(GraphExport.render(manager: manager, mermaid: mermaid)) }
         case "done", "undone":
             try arguments.expect("ID", command: command)
             try arguments.allow([], command: command)
             let id = try parseID(arguments.words[0])
-            guard let item = manager.item(id) else { throw QueueError.unknownItem(id) }
             let target = command == "done"
-            guard item.done.value != target else {
-                out("\(item.snapshot) is already \(target ? "done" : "not done")")
-                return
+            return { manager in
+                guard let item = manager.item(id) else { throw QueueError.unknownItem(id) }
+                guard item.done.value != target else {
+                    out("\(item.snapshot) is already \(target ? "done" : "not done")")
+                    return
+                }
+                try manager.setDone(id, target)
             }
-            try manager.setDone(id, target)
         case "set-day":
             try arguments.expect("ID", "DAY", command: command)
             try arguments.allow([], command: command)
             let (id, day) = (try parseID(arguments.words[0]), try parseDay(arguments.words[1]))
-            guard let item = manager.item(id) else { throw QueueError.unknownItem(id) }
-            guard item.dayOfTheWeek.value != day else {
-                out("\(item.snapshot) is already for \(day)")
-                return
+            return { manager in
+                guard let item = manager.item(id) else { throw QueueError.unknownItem(id) }
+                guard item.dayOfTheWeek.value != day else {
+                    out("\(item.snapshot) is already for \(day)")
+                    return
+                }
+                try manager.setDay(id, day)
             }
-            try manager.setDay(id, day)
         case "move":
             try arguments.expect("ID", "POSITION", command: command)
             try arguments.allow([], command: command)
@@ -139,27 +145,31 @@ struct Tool {
             guard let position = Int(arguments.words[1]) else {
                 throw UsageError("POSITION must be a number, not \(arguments.words[1])")
             }
-            let before = manager.item(id)?.queuePosition
-            try manager.move(id, to: position)
-            if before == position, let item = manager.item(id) {
-                out("\(item.snapshot) is already at position \(position)")
+            return { manager in
+                let before = manager.item(id)?.queuePosition
+                try manager.move(id, to: position)
+                if before == position, let item = manager.item(id) {
+                    out("\(item.snapshot) is already at position \(position)")
+                }
             }
         case "remove":
             try arguments.expect("ID", command: command)
             try arguments.allow([], command: command)
-            try manager.delete(try parseID(arguments.words[0]))
+            let id = try parseID(arguments.words[0])
+            return { manager in try manager.delete(id) }
         case "today":
             try arguments.allow([], command: command)
             guard arguments.words.count <= 1 else { throw UsageError("today takes at most one DAY") }
-            if let text = arguments.words.first {
-                let day = try parseDay(text)
+            guard let text = arguments.words.first else {
+                return { manager in out("today is \(manager.currentDay)") }
+            }
+            let day = try parseDay(text)
+            return { manager in
                 guard day != manager.currentDay else {
                     out("today is already \(day)")
                     return
                 }
                 try manager.setCurrentDay(day)
-            } else {
-                out("today is \(manager.currentDay)")
             }
         default:
             throw UsageError("unknown command \(command)")

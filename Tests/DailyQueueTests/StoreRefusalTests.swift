@@ -213,4 +213,16 @@ struct StoreRefusalTests {
                 $0.hasSuffix(".tmp")
             })
     }
+
+    @Test("A store reached through a symbolic link: a save replaces the target; the link stays")
+    func symbolicLink() throws {
+        #expect(try run("add", "A", "--done").status == 0)
+        let link = try temporaryFolder().appendingPathComponent("link.json").path
+        #expect(symlink(store, link) == 0)
+        let result = try DailyQueueCommand.run(["add", "B", "--done", "--store", link])
+        #expect(result.status == 0, "\(result.err)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == store)
+        #expect(
+            try JSONFileQueueStore(url: URL(fileURLWithPath: store)).load()?.items.map(\.title) == ["A", "B"])
+    }
 }
