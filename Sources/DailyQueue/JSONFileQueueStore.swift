@@ -130,7 +130,13 @@ public final class JSONFileQueueStore: QueueStore {
     }
 
     private func read() throws(StoreError) -> StoredQueue? {
-        guard case .file = try inspect() else { return nil }
+        guard case .file = try inspect() else {
+            // Nothing stored yet, but only where a store could be: a mistyped folder is an error.
+            guard case .directory = try? POSIXFile.status(folder) else {
+                throw .folderMissing(path: path, folder: folder)
+            }
+            return nil
+        }
         let bytes: [UInt8]
         do throws(POSIXFile.Failure) {
             let descriptor = try POSIXFile.open(path, O_RDONLY)

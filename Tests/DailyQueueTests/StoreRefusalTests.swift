@@ -225,4 +225,20 @@ struct StoreRefusalTests {
         #expect(
             try JSONFileQueueStore(url: URL(fileURLWithPath: store)).load()?.items.map(\.title) == ["A", "B"])
     }
+
+    @Test("A store in a folder that does not exist is refused, for reading too (no empty list)")
+    func missingFolder() throws {
+        let missing = folder.appendingPathComponent("no-such-folder")
+        let path = missing.appendingPathComponent("queue.json").path
+        for arguments in [["list"], ["add", "X"]] {
+            let result = try DailyQueueCommand.run(arguments + ["--store", path])
+            #expect(result.status == 5, "\(arguments)")
+            #expect(
+                result.err
+                    == "daily-queue: the folder \(missing.path) of the store \(path) does not exist or is not a "
+                    + "folder; create it first\n")
+            #expect(result.out.isEmpty)
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing.path))
+    }
 }
