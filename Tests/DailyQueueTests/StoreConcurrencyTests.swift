@@ -32,7 +32,8 @@ struct StoreConcurrencyTests {
             try Spawned(["add", "item \($0)", "--done", "--store", store], environment: environment)
         }
         for process in processes { try? process.stdin.fileHandleForWriting.close() }
-        let results = processes.map { $0.finish(timeout: 90) }
+        let deadline = Date().addingTimeInterval(90)  // one deadline for all of them
+        let results = processes.map { $0.finish(timeout: max(1, deadline.timeIntervalSinceNow)) }
         #expect(results.allSatisfy { $0.status == 0 }, "\(results.filter { $0.status != 0 }.map(\.err))")
         let queue = try stored()
         #expect(queue.items.count == 50)
@@ -83,65 +84,6 @@ struct StoreConcurrencyTests {
                 StoredItem(id: ItemID(5), title: "B2", done: true, dayOfTheWeek: .monday, queuePosition: 2),
             ])
         #expect(queue.nextID == 6)
-    }
-
-    @Test("kill -9 of a writer at random moments, 200 times: the store always holds the old or the new state")
-    func killedWriters() throws {
-        _ = try DailyQueueCommand.run(["today", "Monday", "--store", store])
-        // How long one `add` takes here (debug, release or sanitizer build) sets the first range of
-        // kill moments; the range then adapts so that about half the writers finish, which puts
-        // many kills around the save itself.
-        let start = Date()
-        #expect(try DailyQueueCommand.run(["add", "warm-up", "--done", "--store", store]).status == 0)
-        var limit = max(Date().timeIntervalSince(start), 0.005) * 1.2
-        var previous = try stored()
-        var completed = 0
-        var leftovers = 0
-        let folder = URL(fileURLWithPath: store).deletingLastPathComponent().path
-        for round in 0..<200 {
-            let writer = try Spawned(["add", "round \(round)", "--done", "--store", store])
-            try? writer.stdin.fileHandleForWriting.close()
-            usleep(UInt32(Double.random(in: 0...limit) * 1_000_000))
-            kill(writer.pid, SIGKILL)
-            _ = writer.finish(timeout: 30)
-            let now: StoredQueue
-            do {
-                now = try stored()
-            } catch {
-                Issue.record("round \(round): the store does not load: \(error)")
-                return
-            }
-            if now == previous {
-                // Killed before the rename: the old state, exactly.
-                limit *= 1.05
-            } else {
-                limit *= 0.95
-                var expected = previous
-                expected.items.append(
-                    StoredItem(
-                        id: ItemID(previous.nextID), title: "round \(round)", done: true,
-                        dayOfTheWeek: .monday,
-                        queuePosition: previous.items.compactMap(\.queuePosition).count + 1))
-                expected.nextID += 1
-                #expect(now == expected, "round \(round): neither the old nor the new state")
-                guard now == expected else { return }
-                completed += 1
-            }
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-            if names.contains(where: { $0.hasSuffix(".tmp") }) { leftovers += 1 }
-            previous = now
-        }
-        // The lock of a killed process is never stale: the next writer goes straight through, and
-        // cleans up the temporary files that killed writers left behind.
-        let after = try DailyQueueCommand.run(
-            ["add", "after", "--done", "--store", store], environment: ["DAILY_QUEUE_LOCK_TIMEOUT": "1"])
-        #expect(after.status == 0, "\(after.err)")
-        let names = try FileManager.default.contentsOfDirectory(atPath: folder)
-        #expect(!names.contains { $0.hasSuffix(".tmp") })
-        #expect(try stored().items.count == previous.items.count + 1)
-        print(
-            "kill -9 loop: 200 rounds, \(completed) writes completed, \(200 - completed) killed before the "
-                + "rename, \(leftovers) of them mid-save (a temporary file left behind)")
     }
 
     @Test("A store whose lock another process holds: a bounded wait, exit 3, the store untouched")
