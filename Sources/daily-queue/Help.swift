@@ -24,7 +24,7 @@ enum Help {
                 usage: "daily-queue add [--day DAY] [--done] [--] TITLE",
                 summary: "store a new item (queued if it is done and due today)",
                 details:
-                    "DAY is a day name (Tuesday, tue) or 1-7 (Monday = 1); default: the queue's current day.\n--done marks the item done. With the default rule only done items of the current day are queued.\nTITLE is one argument (quote it): surrounding spaces are trimmed; at most \(ItemTitle.maximumLength) characters; no control characters (line breaks, tabs, escapes). `--` ends the options, so `add -- --done` adds the title \"--done\"."
+                    "DAY is a day name (Tuesday, tue) or 1-7 (Monday = 1); default: the queue's current day.\n--done marks the item done. With the default rule only done items of the current day are queued.\nTITLE is one argument (quote it). Surrounding spaces are trimmed; at most \(ItemTitle.maximumLength) characters;\nno control characters (line breaks, tabs, escapes). `--` ends the options, so\n`add -- --done` adds the title \"--done\"."
             )
         ),
         (
@@ -96,14 +96,14 @@ enum Help {
     static func text(for command: String?) -> String? {
         guard let command else { return overview }
         guard let help = commands.first(where: { $0.0 == command })?.1 else { return nil }
-        let footer = command == "demo" ? "" : "\n\(storeNote)\n\n\(exitCodes)"
+        let footer = command == "demo" ? "" : "\n\n\(storeNote)\n\n\(exitCodes)"
         return "usage: \(help.usage)\n\n\(help.summary).\n\(help.details)\(footer)"
     }
 
     /// What `help` shows inside the repl: only the commands that work there.
     static var replOverview: String {
         let inRepl = commands.filter { !["demo", "repl"].contains($0.0) }
-        let width = inRepl.map(\.0.count).max() ?? 0
+        let width = max(inRepl.map(\.0.count).max() ?? 0, "help [COMMAND]".count)
         let lines = inRepl.map {
             "  \($0.0.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.1.summary)"
         }
