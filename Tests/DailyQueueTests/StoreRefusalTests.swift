@@ -193,7 +193,14 @@ struct StoreRefusalTests {
 
     /// Whether this process runs under the thread sanitizer, whose runtime cannot start under a
     /// small file-size limit.
-    static let sanitized = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
+    static let sanitized: Bool = {
+        #if canImport(Darwin)
+            let everywhere = UnsafeMutableRawPointer(bitPattern: -2)  // RTLD_DEFAULT
+        #else
+            let everywhere = UnsafeMutableRawPointer(bitPattern: 0)  // RTLD_DEFAULT
+        #endif
+        return dlsym(everywhere, "__tsan_init") != nil
+    }()
 
     @Test(
         "A write that fails for lack of space keeps the old store and leaves no temporary file",
