@@ -109,4 +109,20 @@ struct StoreConcurrencyTests {
         #expect(
             try DailyQueueCommand.run(["add", "X", "--store", store], environment: environment).status == 0)
     }
+
+    @Test("Readers share the lock: while one reads, another can list, and a writer waits")
+    func sharedReaders() throws {
+        _ = try DailyQueueCommand.run(["add", "Keep", "--done", "--store", store])
+        let descriptor = open(store + ".lock", O_RDONLY)
+        #expect(descriptor >= 0)
+        defer { close(descriptor) }
+        #expect(flock(descriptor, LOCK_SH) == 0)
+        let environment = ["DAILY_QUEUE_LOCK_TIMEOUT": "0.3"]
+        let listed = try DailyQueueCommand.run(["list", "--store", store], environment: environment)
+        #expect(listed.status == 0 && listed.out.contains("Keep"))
+        let added = try DailyQueueCommand.run(["add", "X", "--store", store], environment: environment)
+        #expect(added.status == 3)
+        flock(descriptor, LOCK_UN)
+        #expect(try DailyQueueCommand.run(["add", "X", "--store", store], environment: environment).status == 0)
+    }
 }
