@@ -123,6 +123,7 @@ struct StoreConcurrencyTests {
         let added = try DailyQueueCommand.run(["add", "X", "--store", store], environment: environment)
         #expect(added.status == 3)
         flock(descriptor, LOCK_UN)
-        #expect(try DailyQueueCommand.run(["add", "X", "--store", store], environment: environment).status == 0)
+        #expect(
+            try DailyQueueCommand.run(["add", "X", "--store", store], environment: environment).status == 0)
     }
 }
