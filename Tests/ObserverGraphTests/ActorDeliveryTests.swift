@@ -323,3 +323,40 @@ struct ActorDeliveryTests {
         }
     }
 }
+
+@Suite("Actors: array mutations made on an actor reach its closures before they return")
+@MainActor
+struct ActorArrayDeliveryTests {
+    @Test("Every ObservableArray mutation on the main actor is delivered to a main-actor closure at once")
+    func arrayMutationsOnMain() throws {
+        let names = ObservableArray(["a"])
+        var changes: [ArrayChangeset] = []
+        let token = names.observeValues { changes.append($0.changeset) }
+        names.append("b")
+        names.append(contentsOf: ["c", "d"])
+        try names.insert("z", at: 0)
+        try names.set("y", at: 0)
+        try names.move(from: 0, to: 4)
+        _ = try names.remove(at: 4)
+        _ = try names.removeLast()
+        names.batch { $0.append("e") }
+        names.replace(with: ["e", "a", "b"])
+        names.reload(with: ["x"])
+        names.removeAll()
+        #expect(changes.count == 12)
+        #expect(names.array.isEmpty)
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("Sectioned array mutations on the main actor are delivered to a main-actor closure at once")
+    func sectionedMutationsOnMain() throws {
+        let table = ObservableSectionedArray<String, Int>()
+        var count = 0
+        let token = table.observeValues { _ in count += 1 }
+        table.appendSection(ArraySection(metadata: "A", items: [1]))
+        try table.appendItem(2, toSection: 0)
+        try table.setItem(3, at: ItemPath(section: 0, item: 0))
+        #expect(count == 4)
+        withExtendedLifetime(token) {}
+    }
+}

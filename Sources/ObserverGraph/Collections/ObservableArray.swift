@@ -48,8 +48,8 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// - Returns: `false` (and changes nothing) if the array has terminated.
     /// - Complexity: amortized O(1) plus the delivery to n observers, O(n).
     @inlinable @discardableResult
-    public func append(_ element: Element) -> Bool {
-        _mutateCurrent { change in
+    public func append(_ element: Element, isolation: isolated (any Actor)? = #isolation) -> Bool {
+        _mutateCurrent(isolation: isolation) { change in
             change.array.append(element)
             change.changeset = ArrayChangeset(inserts: [change.array.count - 1])
             return (true, ())
@@ -63,9 +63,11 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// - Returns: `false` (and changes nothing) if the array has terminated.
     /// - Complexity: O(k) plus the delivery, k = elements.count.
     @inlinable @discardableResult
-    public func append(contentsOf elements: some Sequence<Element>) -> Bool {
+    public func append(
+        contentsOf elements: some Sequence<Element>, isolation: isolated (any Actor)? = #isolation
+    ) -> Bool {
         let added = Array(elements)
-        return _mutateCurrent { change in
+        return _mutateCurrent(isolation: isolation) { change in
             guard !added.isEmpty else { return (false, ()) }
             let start = change.array.count
             change.array.append(contentsOf: added)
@@ -80,8 +82,10 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(count) plus the delivery.
-    public func insert(_ element: Element, at index: Int) throws(ObservableArrayError) {
-        try mutateAlways { change throws(ObservableArrayError) in
+    public func insert(_ element: Element, at index: Int, isolation: isolated (any Actor)? = #isolation)
+        throws(ObservableArrayError)
+    {
+        try mutateAlways(isolation) { change throws(ObservableArrayError) in
             guard index >= 0 && index <= change.array.count else {
                 throw .indexOutOfRange(index: index, count: change.array.count)
             }
@@ -97,8 +101,10 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(1) plus the delivery.
-    public func set(_ element: Element, at index: Int) throws(ObservableArrayError) {
-        let replaced = try mutateAlways { change throws(ObservableArrayError) in
+    public func set(_ element: Element, at index: Int, isolation: isolated (any Actor)? = #isolation)
+        throws(ObservableArrayError)
+    {
+        let replaced = try mutateAlways(isolation) { change throws(ObservableArrayError) in
             guard change.array.indices.contains(index) else {
                 throw .indexOutOfRange(index: index, count: change.array.count)
             }
@@ -117,8 +123,10 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(count) plus the delivery.
     @discardableResult
-    public func remove(at index: Int) throws(ObservableArrayError) -> Element {
-        try mutateAlways { change throws(ObservableArrayError) in
+    public func remove(at index: Int, isolation: isolated (any Actor)? = #isolation)
+        throws(ObservableArrayError) -> Element
+    {
+        try mutateAlways(isolation) { change throws(ObservableArrayError) in
             guard change.array.indices.contains(index) else {
                 throw .indexOutOfRange(index: index, count: change.array.count)
             }
@@ -134,8 +142,10 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// - Throws: `ObservableArrayError.empty` or `.terminated`; nothing changes.
     /// - Complexity: O(1) plus the delivery.
     @discardableResult
-    public func removeLast() throws(ObservableArrayError) -> Element {
-        try mutateAlways { change throws(ObservableArrayError) in
+    public func removeLast(isolation: isolated (any Actor)? = #isolation) throws(ObservableArrayError)
+        -> Element
+    {
+        try mutateAlways(isolation) { change throws(ObservableArrayError) in
             guard !change.array.isEmpty else { throw .empty }
             change.changeset = ArrayChangeset(deletes: [change.array.count - 1])
             return change.array.removeLast()
@@ -149,8 +159,8 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// - Returns: `false` (and changes nothing) if the array has terminated.
     /// - Complexity: O(count) plus the delivery.
     @discardableResult
-    public func removeAll() -> Bool {
-        let removed = _mutateCurrent { change -> (changed: Bool, result: [Element]) in
+    public func removeAll(isolation: isolated (any Actor)? = #isolation) -> Bool {
+        let removed = _mutateCurrent(isolation: isolation) { change -> (changed: Bool, result: [Element]) in
             guard !change.array.isEmpty else { return (false, []) }
             let removed = change.array
             change.changeset = ArrayChangeset(deletes: Array(removed.indices))
@@ -167,8 +177,10 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(count) plus the delivery.
-    public func move(from source: Int, to destination: Int) throws(ObservableArrayError) {
-        try mutateChecked { change throws(ObservableArrayError) in
+    public func move(from source: Int, to destination: Int, isolation: isolated (any Actor)? = #isolation)
+        throws(ObservableArrayError)
+    {
+        try mutateChecked(isolation) { change throws(ObservableArrayError) in
             for index in [source, destination] where !change.array.indices.contains(index) {
                 throw .indexOutOfRange(index: index, count: change.array.count)
             }
@@ -188,8 +200,8 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// - Returns: `false` if the array has terminated.
     /// - Complexity: O(old + new) plus the delivery.
     @discardableResult
-    public func reload(with elements: [Element]) -> Bool {
-        _reload(with: elements)
+    public func reload(with elements: [Element], isolation: isolated (any Actor)? = #isolation) -> Bool {
+        _reload(with: elements, isolation: isolation)
     }
 
     /// Unavailable: elements that are not `Equatable` cannot be diffed. Say what you mean:
@@ -209,10 +221,12 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
 
     /// In-place mutation that may refuse with an error (and change nothing).
     private func mutateChecked<Result>(
+        _ isolation: (any Actor)?,
         _ body: (inout ArrayChange<Element>) throws(ObservableArrayError) -> (Bool, Result)
     ) throws(ObservableArrayError) -> Result {
         var failure: ObservableArrayError?
-        let result: Result?? = _mutateCurrent { change -> (changed: Bool, result: Result?) in
+        let result: Result?? = _mutateCurrent(isolation: isolation) {
+            change -> (changed: Bool, result: Result?) in
             do throws(ObservableArrayError) {
                 let (changed, result) = try body(&change)
                 return (changed, result)
@@ -228,9 +242,9 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
 
     /// A checked mutation that always changes the array when it does not throw.
     private func mutateAlways<Result>(
-        _ body: (inout ArrayChange<Element>) throws(ObservableArrayError) -> Result
+        _ isolation: (any Actor)?, _ body: (inout ArrayChange<Element>) throws(ObservableArrayError) -> Result
     ) throws(ObservableArrayError) -> Result {
-        try mutateChecked { change throws(ObservableArrayError) in (true, try body(&change)) }
+        try mutateChecked(isolation) { change throws(ObservableArrayError) in (true, try body(&change)) }
     }
 }
 
@@ -245,8 +259,8 @@ extension ObservableArray where Element: Equatable {
     /// - Returns: `false` if the array has terminated.
     /// - Complexity: see `ArrayChangeset.diff(from:to:)`.
     @discardableResult
-    public func replace(with elements: [Element]) -> Bool {
-        _replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1) }
+    public func replace(with elements: [Element], isolation: isolated (any Actor)? = #isolation) -> Bool {
+        _replace(with: elements, isolation: isolation) { ArrayChangeset.diff(from: $0, to: $1) }
     }
 
     /// Replaces the content, matching elements by identity: a matched element with a new value
@@ -256,8 +270,13 @@ extension ObservableArray where Element: Equatable {
     /// - Returns: `false` if the array has terminated.
     /// - Complexity: see `ArrayChangeset.diff(from:to:identifiedBy:)`.
     @discardableResult
-    public func replace<ID: Hashable>(with elements: [Element], identifiedBy id: (Element) -> ID) -> Bool {
-        _replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
+    public func replace<ID: Hashable>(
+        with elements: [Element], identifiedBy id: (Element) -> ID,
+        isolation: isolated (any Actor)? = #isolation
+    ) -> Bool {
+        _replace(with: elements, isolation: isolation) {
+            ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id)
+        }
     }
 }
 
@@ -269,8 +288,8 @@ extension ObservableArray where Element: Hashable {
     /// - Returns: `false` if the array has terminated.
     /// - Complexity: see `ArrayChangeset.diff(from:to:)`.
     @discardableResult
-    public func replace(with elements: [Element]) -> Bool {
-        _replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1) }
+    public func replace(with elements: [Element], isolation: isolated (any Actor)? = #isolation) -> Bool {
+        _replace(with: elements, isolation: isolation) { ArrayChangeset.diff(from: $0, to: $1) }
     }
 }
 

@@ -63,8 +63,8 @@ public class ReadOnlyObservableArray<Element: Sendable>: GraphEventSource<ArrayC
     /// Replaces the whole content, delivering a reload (every old index deleted, every new one
     /// inserted). Internal: how a derived array catches up when it is out of step.
     @discardableResult
-    final func _reload(with elements: [Element]) -> Bool {
-        let removed = _mutateCurrent { change -> (changed: Bool, result: [Element]) in
+    final func _reload(with elements: [Element], isolation: (any Actor)? = nil) -> Bool {
+        let removed = _mutateCurrent(isolation: isolation) { change -> (changed: Bool, result: [Element]) in
             let removed = change.array
             change.changeset = .reload(oldCount: removed.count, newCount: elements.count)
             change.array = elements
@@ -76,8 +76,11 @@ public class ReadOnlyObservableArray<Element: Sendable>: GraphEventSource<ArrayC
     /// Replaces the whole content with `elements`, delivering the changeset `diff` computes
     /// from the old content to the new (outside the lock, retried if another mutation landed
     /// meanwhile). Delivers nothing when nothing changed.
-    final func _replace(with elements: [Element], diff: ([Element], [Element]) -> ArrayChangeset) -> Bool {
-        _readModifyWrite { current in
+    final func _replace(
+        with elements: [Element], isolation: (any Actor)? = nil,
+        diff: ([Element], [Element]) -> ArrayChangeset
+    ) -> Bool {
+        _readModifyWrite(isolation: isolation) { current in
             let changeset = diff(current.array, elements)
             let unchanged = changeset.isEmpty && current.array.count == elements.count
             return (unchanged ? nil : ArrayChange(array: elements, changeset: changeset), ())
