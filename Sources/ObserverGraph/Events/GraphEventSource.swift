@@ -72,6 +72,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// - Returns: the token that keeps the observation alive. Keep it.
     /// - Complexity: expected O(1); each delivery is O(1) plus, from another thread, a share of
     ///   one task per burst of events.
+    @inlinable
     public func observe(
         isolation: isolated any Actor = #isolation,
         _ handler: @escaping (GraphEvent<Value>) -> Void
@@ -87,6 +88,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// (use `observe(isolation:_:)` for it).
     /// - Returns: the token that keeps the observation alive. Keep it.
     /// - Complexity: as `observe(isolation:_:)`.
+    @inlinable
     public func observeValues(
         isolation: isolated any Actor = #isolation,
         _ handler: @escaping (Value) -> Void
@@ -104,6 +106,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// delivers its current value first; a terminated source delivers its terminal event.
     /// - Returns: the token that keeps the observation alive. Keep it.
     /// - Complexity: expected O(1); each delivery is one `queue.async`.
+    @inlinable
     public func observe(
         on queue: DispatchQueue, _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
     ) -> SubscriptionToken {
@@ -116,6 +119,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// Callbacks: `handler` for each value, on `queue`; termination is not reported.
     /// - Returns: the token that keeps the observation alive. Keep it.
     /// - Complexity: as `observe(on:_:)`.
+    @inlinable
     public func observeValues(
         on queue: DispatchQueue, _ handler: @escaping @Sendable (Value) -> Void
     ) -> SubscriptionToken {
@@ -135,6 +139,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// source delivers its terminal event.
     /// - Returns: the token that keeps the observation alive. Keep it.
     /// - Complexity: expected O(1), plus deliveries queued meanwhile if this thread delivers them.
+    @inlinable
     public func observeNonisolated(
         _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
     ) -> SubscriptionToken {
@@ -148,6 +153,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// Callbacks: `handler` for each value; termination is not reported.
     /// - Returns: the token that keeps the observation alive. Keep it.
     /// - Complexity: as `observeNonisolated(_:)`.
+    @inlinable
     public func observeValuesNonisolated(
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> SubscriptionToken {
@@ -159,6 +165,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// Joins a closure observer and queues its first event, in one critical section (no send
     /// can slip between them). The callbacks this fires are the kit's own (no-ops); the sweep for
     /// deallocated observers, which may release objects, runs after unlocking.
+    @usableFromInline
     func _observe(
         mode: _EventSink<Value>.Mode, drainer: (any Actor)?,
         _ handler: @escaping _EventSink<Value>.Handler
@@ -448,6 +455,8 @@ struct _SourceState<Value: Sendable> {
     /// Bumped by every change of `current`, for optimistic read-modify-write.
     @usableFromInline var version: UInt64 = 0
     @usableFromInline var terminal: GraphEvent<Value>?
+    /// The first action of a drain, when it found the queue empty (see `enqueue`).
+    @usableFromInline var direct: _SourceAction<Value>?
     @usableFromInline var pending: [_SourceAction<Value>?] = []
     @usableFromInline var head = 0
     @usableFromInline var draining = false
@@ -469,9 +478,14 @@ struct _SourceState<Value: Sendable> {
     /// Queues `action`; returns `true` when nobody is draining, so the caller must drain.
     @inlinable
     mutating func enqueue(_ action: _SourceAction<Value>) -> Bool {
-        pending.append(action)
-        if draining { return false }
+        if draining {
+            pending.append(action)
+            return false
+        }
+        // Nobody delivers and nothing waits (the queue is empty whenever nobody drains): the
+        // usual case, handed over in one slot instead of through the array.
         draining = true
+        direct = action
         return true
     }
 
@@ -479,6 +493,10 @@ struct _SourceState<Value: Sendable> {
     /// caller, after unlocking); `nil` when the queue is empty, which ends the drain.
     @inlinable
     mutating func next() -> _SourceAction<Value>? {
+        if let action = direct {
+            direct = nil
+            return action
+        }
         if head < pending.count {
             let action = pending[head]
             pending[head] = nil
@@ -491,7 +509,7 @@ struct _SourceState<Value: Sendable> {
             }
             return action
         }
-        pending.removeAll(keepingCapacity: pending.count <= 64)
+        if !pending.isEmpty { pending.removeAll(keepingCapacity: pending.count <= 64) }
         head = 0
         draining = false
         return nil
@@ -573,6 +591,10 @@ extension _SourceState {
     /// Closes the transaction open on `thread`; `true` when it owes a drain.
     @inlinable
     mutating func close(_ thread: UInt) -> Bool {
+        if let last = openTransactions.last, last.thread == thread {  // the usual case: one open
+            openTransactions.removeLast()
+            return last.log?.owesDrain ?? false
+        }
         guard let index = openTransactions.lastIndex(where: { $0.thread == thread }) else { return false }
         return openTransactions.remove(at: index).log?.owesDrain ?? false
     }
