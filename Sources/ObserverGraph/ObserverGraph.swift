@@ -18,6 +18,11 @@
 //   and `observer(_:didSubscribe: false)` once. A refused call returns `nil` (or `false`) and fires
 //   nothing. An edge that disappears because one side was deallocated fires nothing: there is no
 //   instance left to hand to a callback.
+// - Callback order: an observable's callbacks (its own and its observers' for its edges) arrive
+//   in the order its changes took effect, one at a time. A change made while they are being
+//   delivered (from inside a callback, or on another thread) is queued, and its callbacks run
+//   after the running callback returns, on the delivering thread; its call returns at once. So
+//   an observer that leaves inside its `didSubscribe(to:)` is reported joined, then left.
 // - Thread safety: every operation may be called from any thread. No user code (callbacks,
 //   broadcast bodies, deinit of your objects) ever runs while the kit holds a lock.
 // - Reentrancy: callbacks and broadcast bodies may subscribe, unsubscribe and broadcast again.
@@ -266,8 +271,10 @@ enum _ObserverIDSource {
 ///
 /// Everything else has a default. The callbacks are optional.
 ///
-/// Thread safety: the kit calls the callbacks on the thread that made the change. If you change
-/// subscriptions from several threads, make your callbacks safe to call from them.
+/// Thread safety: the kit calls the callbacks on the thread that made the change, or on the
+/// thread delivering the observable's earlier callbacks at that moment (see "Callback order" in
+/// the file header). If you change subscriptions from several threads, make your callbacks safe
+/// to call from them.
 public protocol GraphObserver {
     /// The identity observables use to tell this observer from others.
     ///
@@ -278,15 +285,17 @@ public protocol GraphObserver {
 
     /// Called once after this observer was subscribed to `observable`.
     ///
-    /// Runs on the subscribing thread, with no lock held; it may subscribe, unsubscribe or
-    /// broadcast.
+    /// Runs with no lock held, after the callbacks of earlier changes of `observable`; it may
+    /// subscribe, unsubscribe or broadcast. A change it makes to `observable`'s edges is reported
+    /// after it (and the observable's `observer(_:didSubscribe: true)`) returned.
     func didSubscribe(to observable: any GraphObservable)
 
     /// Called once after this observer was removed from `observable` by `unsubscribe`, or by
     /// `removeAllObservers` / `unsubscribeFromAll`.
     ///
-    /// Runs on the thread that removed it, with no lock held. Not called when the edge
-    /// disappears because `observable` was deallocated.
+    /// Runs with no lock held, in the order `observable`'s changes took effect (as
+    /// `didSubscribe(to:)`). Not called when the edge disappears because `observable` was
+    /// deallocated.
     func didUnsubscribe(from observable: any GraphObservable)
 
     /// A name for this observer in diagrams, graph exports and logs.
@@ -320,8 +329,9 @@ public protocol GraphObservable: AnyObject {
     /// Called once after `observer` was subscribed (`subscribed == true`) or removed
     /// (`subscribed == false`). Optional.
     ///
-    /// Runs on the thread that made the change, with no lock held, after the observer's own
-    /// callback. Not called when the edge disappears because the observer was deallocated.
+    /// Runs with no lock held, after the observer's own callback, in the order this observable's
+    /// changes took effect (see "Callback order" in the file header). Not called when the edge
+    /// disappears because the observer was deallocated.
     func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool)
 
     /// A name for this observable in diagrams, graph exports and logs.
@@ -563,60 +573,81 @@ extension GraphObservable {
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: on success, `observer.didSubscribe(to: self)` then
-    /// `self.observer(observer, didSubscribe: true)`, once each, with no lock held.
+    /// `self.observer(observer, didSubscribe: true)`, once each, with no lock held, in the order
+    /// this observable's changes took effect (see "Callback order" in the file header): before
+    /// this returns, unless it was called from inside a callback of this observable or while
+    /// another thread delivers them (then they follow the running callback).
     /// - Returns: `observer` if it was added; `nil` if it was already subscribed (nothing fires).
     /// - Complexity: expected O(1) (amortized; an occasional O(n) sweep drops deallocated
     ///   observers, and the first change made while a broadcast is running copies the list).
     @discardableResult
     public func addObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
-        let (added, sweepDue) = _subscribeDeferringSweep(observer)
+        let (outcome, turn) = _insertObserver(observer, queueing: true)
+        guard case .inserted(let sweepDue) = outcome else { return nil }
+        if turn {
+            observer.didSubscribe(to: self)
+            self.observer(observer, didSubscribe: true)
+            _deliverQueuedCallbacks()
+        }
         if sweepDue { graphNode._sweepDeadObservers() }
-        return added ? observer : nil
+        return observer
     }
 
-    /// `subscribe` without the occasional sweep for deallocated observers, which the caller must
-    /// run (after unlocking, if it holds a lock of its own) when `sweepDue` is true: the sweep
-    /// loads weak references, and releasing what it loaded may run a deinit.
+    /// `subscribe` for the kit's own observers, whose callbacks are no-ops (the events layer calls
+    /// it while holding a lock of its own): the callbacks fire at once, outside this observable's
+    /// callback order, and the occasional sweep for deallocated observers is left to the caller,
+    /// which must run it (after unlocking) when `sweepDue` is true: the sweep loads weak
+    /// references, and releasing what it loaded may run a deinit.
     func _subscribeDeferringSweep<Observer: GraphObserver>(_ observer: Observer) -> (
         added: Bool, sweepDue: Bool
     ) {
-        let node = graphNode
-        let outcome: _InsertOutcome
-        let instance = observer._graphObjectIfClass
-        if let object = instance, let trackerNode = observer._graphTrackingNode(object: object) {
-            let trackerKey = ObserverID(trackerNode)
-            let selfKey = ObserverID(node)
-            outcome = GraphNode._withEdge(observable: node, tracker: trackerNode) {
-                observers, subscriptions in
-                let outcome = observers.insert(
-                    key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
-                guard case .inserted = outcome else { return outcome }
-                // Present here only if inconsistent, which the edge lock rules out; an entry
-                // left by a deallocated object is replaced.
-                _ = subscriptions.insert(key: selfKey, object: self, flags: 0, box: nil)
-                return outcome
-            }
-        } else {
-            let key = observer.observerID
-            let object: AnyObject
-            let box: _ValueObserverBox?
-            if let instance {
-                object = instance
-                box = nil
-            } else {
-                let newBox = _ValueObserverBox(observer)
-                object = newBox
-                box = newBox
-            }
-            let flags = box == nil ? 0 : _SlotFlags.boxed
-            outcome = node._state.withLock {
-                $0.observers.insert(key: key, object: object, flags: flags, box: box)
-            }
-        }
+        let (outcome, _) = _insertObserver(observer, queueing: false)
         guard case .inserted(let sweepDue) = outcome else { return (false, false) }
         observer.didSubscribe(to: self)
         self.observer(observer, didSubscribe: true)
         return (true, sweepDue)
+    }
+
+    /// Inserts the edge in one critical section. With `queueing`, the same critical section
+    /// takes this observable's callback turn (`turn == true`: the caller fires the callbacks,
+    /// then delivers what was queued meanwhile) or, when a delivery is running, queues them.
+    func _insertObserver<Observer: GraphObserver>(_ observer: Observer, queueing: Bool) -> (
+        outcome: _InsertOutcome, turn: Bool
+    ) {
+        let node = graphNode
+        let instance = observer._graphObjectIfClass
+        if let object = instance, let trackerNode = observer._graphTrackingNode(object: object) {
+            let trackerKey = ObserverID(trackerNode)
+            let selfKey = ObserverID(node)
+            return GraphNode._withEdge(observable: node, tracker: trackerNode) {
+                observers, subscriptions, callbacks in
+                let outcome = observers.insert(
+                    key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
+                guard case .inserted = outcome else { return (outcome, false) }
+                // Present here only if inconsistent, which the edge lock rules out; an entry
+                // left by a deallocated object is replaced.
+                _ = subscriptions.insert(key: selfKey, object: self, flags: 0, box: nil)
+                guard queueing else { return (outcome, false) }
+                return (outcome, callbacks.admit(observer, subscribed: true, removed: nil))
+            }
+        }
+        let key = observer.observerID
+        let object: AnyObject
+        let box: _ValueObserverBox?
+        if let instance {
+            object = instance
+            box = nil
+        } else {
+            let newBox = _ValueObserverBox(observer)
+            object = newBox
+            box = newBox
+        }
+        let flags = box == nil ? 0 : _SlotFlags.boxed
+        return node._state.withLock { state in
+                let outcome = state.observers.insert(key: key, object: object, flags: flags, box: box)
+            guard case .inserted = outcome, queueing else { return (outcome, false) }
+            return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil))
+        }
     }
 
     /// Removes `observer`.
@@ -627,59 +658,76 @@ extension GraphObservable {
     /// Thread safety: safe from any thread. See the file header for removals made while a
     /// broadcast runs.
     /// Callbacks: on success, `observer.didUnsubscribe(from: self)` then
-    /// `self.observer(observer, didSubscribe: false)`, once each, with no lock held.
+    /// `self.observer(observer, didSubscribe: false)`, once each, with no lock held, in the order
+    /// this observable's changes took effect (as for `addObserver(_:)`).
     /// - Returns: `observer` if it was removed; `nil` if it was not subscribed (nothing fires).
     /// - Complexity: expected O(1) (amortized).
     @discardableResult
     public func removeObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
         let node = graphNode
         let removed: _Removed?
+        let turn: Bool
         if let trackerNode = observer._graphTrackingNodeOrCast {
-            removed = GraphNode._detachEdge(observable: node, tracker: trackerNode)
+            (removed, turn) = GraphNode._detachEdge(observable: node, tracker: trackerNode) {
+                $1.admit(observer, subscribed: false, removed: $0)
+            }
         } else {
             let key = observer.observerID
-            removed = node._state.withLock { $0.observers.remove(key: key) }
+            (removed, turn) = node._state.withLock { state in
+                guard let removed = state.observers.remove(key: key) else { return (nil, false) }
+                return (removed, state.callbacks.admit(observer, subscribed: false, removed: removed))
+            }
         }
         guard let removed else { return nil }
-        observer.didUnsubscribe(from: self)
-        self.observer(observer, didSubscribe: false)
-        withExtendedLifetime(removed) {}  // released here, after the callbacks, with no lock held
+        if turn {
+            observer.didUnsubscribe(from: self)
+            self.observer(observer, didSubscribe: false)
+            withExtendedLifetime(removed) {}  // released here, after the callbacks, with no lock held
+            _deliverQueuedCallbacks()
+        }
         return observer
     }
 
-    /// Removes every observer.
+    /// Removes every observer, one edge at a time, in registration order.
     ///
-    /// Plain observers are removed in one critical section; each tracking observer's edge is then
-    /// removed atomically on both sides. Observers subscribed concurrently while this runs may
-    /// remain.
+    /// Each removal is atomic (for a tracking observer, on both sides). Observers subscribed
+    /// concurrently while this runs may remain.
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: for each removed observer, in registration order, `didUnsubscribe(from:)` then
-    /// `observer(_:didSubscribe: false)`, with no lock held.
+    /// `observer(_:didSubscribe: false)`, with no lock held, in the order this observable's
+    /// changes took effect (as for `addObserver(_:)`).
     /// - Returns: the removed observers, in registration order.
     /// - Complexity: O(n), n = number of observers.
     @discardableResult
     public func removeAllObservers() -> [any GraphObserver] {
-        let node = graphNode
-        var detached = node._state.withLock { $0.observers.detachAll() }
-        for i in detached.indices where !detached[i].removed {
-            guard
-                let trackerNode = _graphObserver(detached[i].object, bits: detached[i].bits)
-                    ._graphTrackingNodeOrCast
-            else { continue }
-            let edge = GraphNode._detachEdge(observable: node, tracker: trackerNode)
-            detached[i].removed = edge != nil
-            withExtendedLifetime(edge) {}
-        }
+        let slots = graphNode._state.withLock { $0.observers.slots }
         var result: [any GraphObserver] = []
-        result.reserveCapacity(detached.count)
-        for entry in detached where entry.removed {
-            let observer = _graphObserver(entry.object, bits: entry.bits)
-            observer.didUnsubscribe(from: self)
-            self.observer(observer, didSubscribe: false)
-            result.append(observer)
+        result.reserveCapacity(slots.count)
+        for slot in slots {
+            guard let object = slot.object else { continue }
+            let observer = _graphObserver(object, bits: slot.bits)
+            if let removed = removeObserver(observer) { result.append(removed) }
         }
+        if slots.contains(where: { $0.bits != 0 && $0.object == nil }) { graphNode._sweepDeadObservers() }
         return result
+    }
+
+    /// Delivers the callbacks queued on this observable while this thread had the turn, until
+    /// none is left; then gives the turn back. Runs with no lock held.
+    func _deliverQueuedCallbacks() {
+        let node = graphNode
+        while let batch = node._state.withLock({ $0.callbacks.takeBatch() }) {
+            for pending in batch {
+                if pending.subscribed {
+                    pending.observer.didSubscribe(to: self)
+                    self.observer(pending.observer, didSubscribe: true)
+                } else {
+                    pending.observer.didUnsubscribe(from: self)
+                    self.observer(pending.observer, didSubscribe: false)
+                }
+            }
+        }  // each batch, and what its removals took out, is released here, with no lock held
     }
 
     /// Whether `observer` is subscribed right now ("am I subscribed").
@@ -825,34 +873,37 @@ public final class GraphNode: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` with the observable's observer registry and the tracker's subscription
-    /// registry, both locked (in address order, so two threads never deadlock).
-    @usableFromInline
+    /// Runs `body` with the observable's observer registry, the tracker's subscription registry
+    /// and the observable's callback queue, both nodes locked (in address order, so two threads
+    /// never deadlock).
     static func _withEdge<R>(
         observable: GraphNode, tracker: GraphNode,
-        _ body: (inout _Registry, inout _Registry) -> R
+        _ body: (inout _Registry, inout _Registry, inout _CallbackQueue) -> R
     ) -> R {
         if observable === tracker {
-            return observable._state.withLock { body(&$0.observers, &$0.subscriptions) }
+            return observable._state.withLock { body(&$0.observers, &$0.subscriptions, &$0.callbacks) }
         }
         if ObjectIdentifier(observable) < ObjectIdentifier(tracker) {
             return observable._state.withLock { o in
-                tracker._state.withLock { t in body(&o.observers, &t.subscriptions) }
+                tracker._state.withLock { t in body(&o.observers, &t.subscriptions, &o.callbacks) }
             }
         }
         return tracker._state.withLock { t in
-            observable._state.withLock { o in body(&o.observers, &t.subscriptions) }
+            observable._state.withLock { o in body(&o.observers, &t.subscriptions, &o.callbacks) }
         }
     }
 
     /// Removes the edge observable → tracker on both sides at once; `nil` if it was not there.
-    static func _detachEdge(observable: GraphNode, tracker: GraphNode) -> _Removed? {
+    /// `admit` runs in the same critical section when the edge was removed (see `_CallbackQueue`).
+    static func _detachEdge(
+        observable: GraphNode, tracker: GraphNode, admit: (_Removed, inout _CallbackQueue) -> Bool
+    ) -> (removed: _Removed?, turn: Bool) {
         let trackerKey = ObserverID(tracker)
         let observableKey = ObserverID(observable)
-        return _withEdge(observable: observable, tracker: tracker) { observers, subscriptions in
-            guard var removed = observers.remove(key: trackerKey) else { return nil }
+        return _withEdge(observable: observable, tracker: tracker) { observers, subscriptions, callbacks in
+            guard var removed = observers.remove(key: trackerKey) else { return (nil, false) }
             removed.other = subscriptions.remove(key: observableKey)?.object
-            return removed
+            return (removed, admit(removed, &callbacks))
         }
     }
 
@@ -1013,7 +1064,51 @@ struct _Detached {
 struct _NodeState {
     @usableFromInline var observers = _Registry()
     @usableFromInline var subscriptions = _Registry()
+    var callbacks = _CallbackQueue()
     @usableFromInline init() {}
+}
+
+/// The graph callbacks of one observable, in the order its edge changes took effect.
+///
+/// Each change is admitted in the critical section that makes it. If no thread is delivering
+/// this observable's callbacks, the caller takes the turn and fires its callbacks itself, then
+/// delivers whatever was queued meanwhile (`takeBatch` until `nil`, which gives the turn back).
+/// Otherwise the change's callbacks are queued behind the running delivery: a change made inside
+/// a callback (the reentrant case), or on another thread meanwhile, never overtakes an earlier
+/// one. Nobody waits for anybody, so the queue cannot deadlock.
+struct _CallbackQueue {
+    /// A thread has the turn. While `false`, `pending` is empty.
+    var delivering = false
+    var pending: [_PendingCallback] = []
+
+    /// `true`: the caller has the turn; `false`: the callbacks were queued.
+    mutating func admit(_ observer: some GraphObserver, subscribed: Bool, removed: _Removed?) -> Bool {
+        guard delivering else {
+            delivering = true
+            return true
+        }
+        pending.append(_PendingCallback(observer: observer, subscribed: subscribed, removed: removed))
+        return false
+    }
+
+    /// What was queued, moved out (released by the caller, after unlocking); `nil` when nothing
+    /// is, which gives the turn back.
+    mutating func takeBatch() -> [_PendingCallback]? {
+        guard !pending.isEmpty else {
+            delivering = false
+            return nil
+        }
+        defer { pending = [] }
+        return pending
+    }
+}
+
+/// The callbacks of one change, waiting for their turn.
+struct _PendingCallback {
+    let observer: any GraphObserver
+    let subscribed: Bool
+    /// What a removal took out, kept until its callbacks have run.
+    let removed: _Removed?
 }
 
 /// An ordered set of weakly referenced objects with O(1) lookup by key: the registration-order
