@@ -644,7 +644,7 @@ extension GraphObservable {
         }
         let flags = box == nil ? 0 : _SlotFlags.boxed
         return node._state.withLock { state in
-                let outcome = state.observers.insert(key: key, object: object, flags: flags, box: box)
+            let outcome = state.observers.insert(key: key, object: object, flags: flags, box: box)
             guard case .inserted = outcome, queueing else { return (outcome, false) }
             return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil))
         }

@@ -85,7 +85,9 @@ struct CallbackOrderTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("A tracking observer that leaves inside its didSubscribe: joined, then left", arguments: Exit.allCases)
+    @Test(
+        "A tracking observer that leaves inside its didSubscribe: joined, then left", arguments: Exit.allCases
+    )
     func trackerLeavesInDidSubscribe(exit: Exit) {
         let book = MemberBook("O", log: log)
         let observer = Scripted("A", log: log)
@@ -137,7 +139,8 @@ struct CallbackOrderTests {
         #expect(book.addObserver(Leaver(log: log)) != nil)
         #expect(
             log.all == [
-                "S.didSubscribe(O)", "O.observer(Leaver, true)", "S.didUnsubscribe(O)", "O.observer(Leaver, false)",
+                "S.didSubscribe(O)", "O.observer(Leaver, true)", "S.didUnsubscribe(O)",
+                "O.observer(Leaver, false)",
             ])
         #expect(book.members.isEmpty && book.listed.isEmpty)
     }
