@@ -664,28 +664,37 @@ extension GraphObservable {
     /// - Complexity: expected O(1) (amortized).
     @discardableResult
     public func removeObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
+        let trackerNode = observer._graphTrackingNodeOrCast
+        let key = trackerNode == nil ? observer.observerID : ObserverID(_raw: 0)
+        return _removeObserver(observer, trackerNode: trackerNode, key: key) ? observer : nil
+    }
+
+    /// Removes the edge to `observer`, filed under `trackerNode` for a tracking observer, else
+    /// under `key`, and fires (or queues) its callbacks; `false` if it was not there.
+    func _removeObserver<Observer: GraphObserver>(
+        _ observer: Observer, trackerNode: GraphNode?, key: ObserverID
+    ) -> Bool {
         let node = graphNode
         let removed: _Removed?
         let turn: Bool
-        if let trackerNode = observer._graphTrackingNodeOrCast {
+        if let trackerNode {
             (removed, turn) = GraphNode._detachEdge(observable: node, tracker: trackerNode) {
                 $1.admit(observer, subscribed: false, removed: $0)
             }
         } else {
-            let key = observer.observerID
             (removed, turn) = node._state.withLock { state in
                 guard let removed = state.observers.remove(key: key) else { return (nil, false) }
                 return (removed, state.callbacks.admit(observer, subscribed: false, removed: removed))
             }
         }
-        guard let removed else { return nil }
+        guard let removed else { return false }
         if turn {
             observer.didUnsubscribe(from: self)
             self.observer(observer, didSubscribe: false)
             withExtendedLifetime(removed) {}  // released here, after the callbacks, with no lock held
             _deliverQueuedCallbacks()
         }
-        return observer
+        return true
     }
 
     /// Removes every observer, one edge at a time, in registration order.
@@ -704,12 +713,18 @@ extension GraphObservable {
         let slots = graphNode._state.withLock { $0.observers.slots }
         var result: [any GraphObserver] = []
         result.reserveCapacity(slots.count)
-        for slot in slots {
-            guard let object = slot.object else { continue }
+        var sawDead = false
+        for slot in slots where slot.bits != 0 {
+            guard let object = slot.object else {
+                sawDead = true
+                continue
+            }
             let observer = _graphObserver(object, bits: slot.bits)
-            if let removed = removeObserver(observer) { result.append(removed) }
+            // The slot says how the observer is filed: only a tracking one needs its node.
+            let trackerNode = slot.bits & _SlotFlags.tracking != 0 ? observer._graphTrackingNodeOrCast : nil
+            if _removeObserver(observer, trackerNode: trackerNode, key: slot.key) { result.append(observer) }
         }
-        if slots.contains(where: { $0.bits != 0 && $0.object == nil }) { graphNode._sweepDeadObservers() }
+        if sawDead { graphNode._sweepDeadObservers() }
         return result
     }
 
