@@ -65,7 +65,8 @@ struct PromiseTableTests {
                 }
                 let path = file.contains("/") ? file : "Tests/ObserverGraphTests/" + file
                 let source = try String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)
-                #expect(source.contains("func \(name)("), "\(name) is not in \(path)")
+                let found = source.contains("func \(name)(")
+                #expect(found, "\(name) is not in \(path)")
             }
         }
     }
