@@ -236,6 +236,58 @@ struct CallbackOrderTests {
         withExtendedLifetime([a, b, c] as [AnyObject]) {}
     }
 
+    @Test(
+        "A change made on another thread during a callback waits for it, and its call returns at once",
+        .timeLimit(.minutes(1)))
+    func handOffToTheDeliveringThread() {
+        let book = MemberBook("O", log: log)
+        let first = Scripted("X", log: log)
+        let second = Scripted("Y", log: log)
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let deliveredOn = GraphLock<[String: Thread]>([:])
+        first.onSubscribe = { _ in
+            deliveredOn.withLock { $0["X"] = Thread.current }
+            entered.signal()
+            _ = release.wait(timeout: .now() + 20)
+        }
+        second.onSubscribe = { _ in deliveredOn.withLock { $0["Y"] = Thread.current } }
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            book.addObserver(first)
+            done.signal()
+        }.start()
+        #expect(entered.wait(timeout: .now() + 20) == .success)
+        #expect(book.addObserver(second) != nil, "added at once")
+        #expect(book.hasObserver(second))
+        #expect(log.all == ["X.didSubscribe(O)"], "Y's callbacks wait for X's")
+        release.signal()
+        #expect(done.wait(timeout: .now() + 20) == .success)
+        #expect(
+            log.all == [
+                "X.didSubscribe(O)", "O.observer(X, true)", "Y.didSubscribe(O)", "O.observer(Y, true)",
+            ])
+        #expect(deliveredOn.withLock { $0["X"] === $0["Y"] }, "delivered by the thread already delivering")
+        #expect(book.members == book.listed && book.contradictions == 0)
+    }
+
+    @Test("A graph callback of an ObservableValue may observe it (the events layer joins without waiting)")
+    func observeFromAGraphCallback() {
+        let value = ObservableValue(1)
+        let observer = Scripted("A", log: log)
+        let received = GraphLock<[Int]>([])
+        let tokens = GraphLock<[SubscriptionToken]>([])
+        observer.onSubscribe = { _ in
+            let token = value.observeValues { number in received.withLock { $0.append(number) } }
+            tokens.withLock { $0.append(token) }
+        }
+        value.addObserver(observer)
+        value.value = 2
+        #expect(received.withLock { $0 } == [1, 2])
+        #expect(value.observerCount == 2)
+        withExtendedLifetime(observer) {}
+    }
+
     @Test("Two threads adding and removing the same observers: the book matches the graph")
     func concurrentChurnKeepsTheBook() {
         let book = MemberBook("O", log: EventLog())
