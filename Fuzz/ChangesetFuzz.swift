@@ -32,11 +32,15 @@ public func fuzzChangesets(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let applied: [Int]?
         do { applied = try changeset.apply(to: old, newElements: new) } catch { applied = nil }
         guard applied == expected else {
-            fatalError("apply: \(changeset) on \(oldCount) → \(newCount) gave \(String(describing: applied)), model says \(String(describing: expected))")
+            fatalError(
+                "apply: \(changeset) on \(oldCount) → \(newCount) gave \(String(describing: applied)), model says \(String(describing: expected))"
+            )
         }
     }
     guard validated == (expected != nil) else {
-        fatalError("validate: \(changeset) on \(oldCount) → \(newCount) said \(validated), model says \(expected != nil)")
+        fatalError(
+            "validate: \(changeset) on \(oldCount) → \(newCount) said \(validated), model says \(expected != nil)"
+        )
     }
     return 0
 }
@@ -49,8 +53,12 @@ func naiveApply(
     guard oldCount >= 0, newCount >= 0 else { return nil }
     let oldUses = deletes + updates + moves.map(\.from)
     let newUses = inserts + moves.map(\.to)
-    guard oldUses.allSatisfy({ 0 <= $0 && $0 < oldCount }), Set(oldUses).count == oldUses.count else { return nil }
-    guard newUses.allSatisfy({ 0 <= $0 && $0 < newCount }), Set(newUses).count == newUses.count else { return nil }
+    guard oldUses.allSatisfy({ 0 <= $0 && $0 < oldCount }), Set(oldUses).count == oldUses.count else {
+        return nil
+    }
+    guard newUses.allSatisfy({ 0 <= $0 && $0 < newCount }), Set(newUses).count == newUses.count else {
+        return nil
+    }
     guard oldCount - deletes.count + inserts.count == newCount else { return nil }
     // Survivors: old elements neither deleted nor moved, in their old order.
     let gone = Set(deletes).union(moves.map(\.from))

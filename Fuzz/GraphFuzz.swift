@@ -124,8 +124,12 @@ final class Hub: GraphObservable, GraphTrackingObserver, Indexed, Probe {
     func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool) {
         ledger.observableCallback(index, observer, subscribed)
     }
-    func didSubscribe(to observable: any GraphObservable) { ledger.observerCallback(serial, observable, true) }
-    func didUnsubscribe(from observable: any GraphObservable) { ledger.observerCallback(serial, observable, false) }
+    func didSubscribe(to observable: any GraphObservable) {
+        ledger.observerCallback(serial, observable, true)
+    }
+    func didUnsubscribe(from observable: any GraphObservable) {
+        ledger.observerCallback(serial, observable, false)
+    }
     func hit() { ledger.hits[serial, default: 0] += 1 }
 }
 
@@ -136,8 +140,12 @@ final class PlainProbe: GraphObserver, Probe {
         self.serial = serial
         self.ledger = ledger
     }
-    func didSubscribe(to observable: any GraphObservable) { ledger.observerCallback(serial, observable, true) }
-    func didUnsubscribe(from observable: any GraphObservable) { ledger.observerCallback(serial, observable, false) }
+    func didSubscribe(to observable: any GraphObservable) {
+        ledger.observerCallback(serial, observable, true)
+    }
+    func didUnsubscribe(from observable: any GraphObservable) {
+        ledger.observerCallback(serial, observable, false)
+    }
     func hit() { ledger.hits[serial, default: 0] += 1 }
 }
 
@@ -149,8 +157,12 @@ final class TrackProbe: GraphTrackingObserver, Probe {
         self.serial = serial
         self.ledger = ledger
     }
-    func didSubscribe(to observable: any GraphObservable) { ledger.observerCallback(serial, observable, true) }
-    func didUnsubscribe(from observable: any GraphObservable) { ledger.observerCallback(serial, observable, false) }
+    func didSubscribe(to observable: any GraphObservable) {
+        ledger.observerCallback(serial, observable, true)
+    }
+    func didUnsubscribe(from observable: any GraphObservable) {
+        ledger.observerCallback(serial, observable, false)
+    }
     func hit() { ledger.hits[serial, default: 0] += 1 }
 }
 
@@ -158,8 +170,12 @@ struct ValueProbe: GraphObserver, Probe {
     let observerID = ObserverID()
     let serial: Int
     unowned let ledger: Ledger
-    func didSubscribe(to observable: any GraphObservable) { ledger.observerCallback(serial, observable, true) }
-    func didUnsubscribe(from observable: any GraphObservable) { ledger.observerCallback(serial, observable, false) }
+    func didSubscribe(to observable: any GraphObservable) {
+        ledger.observerCallback(serial, observable, true)
+    }
+    func didUnsubscribe(from observable: any GraphObservable) {
+        ledger.observerCallback(serial, observable, false)
+    }
     func hit() { ledger.hits[serial, default: 0] += 1 }
 }
 
@@ -216,7 +232,9 @@ final class World {
     }
 
     /// One change, made by the program or by a script from inside a callback.
-    func change(_ kind: UInt8, _ observable: any GraphObservable & Indexed, _ probe: any GraphObserver & Probe) {
+    func change(
+        _ kind: UInt8, _ observable: any GraphObservable & Indexed, _ probe: any GraphObserver & Probe
+    ) {
         switch kind % 6 {
         case 0: noteAdd(observable, probe, observable.addObserver(probe) != nil)
         case 1: noteAdd(observable, probe, probe.subscribe(to: observable))
@@ -224,13 +242,17 @@ final class World {
         case 3: noteRemoval(observable, probe, probe.unsubscribe(from: observable))
         case 4:
             for removed in observable.removeAllObservers() {
-                guard let removedProbe = removed as? any Probe else { fail("removeAllObservers: a foreign observer") }
+                guard let removedProbe = removed as? any Probe else {
+                    fail("removeAllObservers: a foreign observer")
+                }
                 noteRemoval(observable, removedProbe, true)
             }
         default:
             guard let tracker = probe as? any GraphTrackingObserver else { return }
             for left in tracker.unsubscribeFromAll() {
-                guard let indexed = left as? any Indexed else { fail("unsubscribeFromAll: a foreign observable") }
+                guard let indexed = left as? any Indexed else {
+                    fail("unsubscribeFromAll: a foreign observable")
+                }
                 noteRemoval(indexed, probe, true)
             }
         }
@@ -283,7 +305,9 @@ final class World {
         ledger.hits = [:]
         let reached = observable.broadcast(as: (any Probe).self) { $0.hit() }
         let members = ledger.books[observable.index]
-        guard reached == members.count, ledger.hits == Dictionary(uniqueKeysWithValues: members.map { ($0, 1) }) else {
+        guard reached == members.count,
+            ledger.hits == Dictionary(uniqueKeysWithValues: members.map { ($0, 1) })
+        else {
             fail("broadcast reached \(reached) with hits \(ledger.hits); members \(members)")
         }
     }
@@ -323,13 +347,17 @@ final class World {
     }
 
     func check() {
-        let nodes = observables.map(\.graphNode) + observers.compactMap { ($0 as? any GraphTrackingObserver)?.graphNode }
+        let nodes =
+            observables.map(\.graphNode)
+            + observers.compactMap { ($0 as? any GraphTrackingObserver)?.graphNode }
         let violations = GraphNode.consistencyViolations(among: nodes)
         guard violations.isEmpty else { fail("audit: \(violations)") }
         for observable in observables {
             let listed = observable.observers.map { ($0 as? any Probe)?.serial ?? -1 }
             guard listed == ledger.books[observable.index] else {
-                fail("observable \(observable.index) lists \(listed), its callbacks said \(ledger.books[observable.index])")
+                fail(
+                    "observable \(observable.index) lists \(listed), its callbacks said \(ledger.books[observable.index])"
+                )
             }
             for probe in observers.compactMap({ $0 }) + [hub] {
                 checkEdge(observable, probe)
@@ -338,20 +366,27 @@ final class World {
         for case let tracker as any GraphTrackingObserver & Probe in observers.compactMap({ $0 }) + [hub] {
             let subscribed = Set(tracker.subscriptions.map { ($0 as? any Indexed)?.index ?? -1 })
             let expected = Set(observables.filter { $0.hasObserver(tracker) }.map(\.index))
-            guard subscribed == expected else { fail("tracker \(tracker.serial) lists \(subscribed), not \(expected)") }
+            guard subscribed == expected else {
+                fail("tracker \(tracker.serial) lists \(subscribed), not \(expected)")
+            }
         }
         for tap in taps where tap.received != tap.expected {
-            fail("a closure observer got \(tap.received) values, expected \(tap.expected) (cancelled: \(tap.cancelled))")
+            fail(
+                "a closure observer got \(tap.received) values, expected \(tap.expected) (cancelled: \(tap.cancelled))"
+            )
         }
         let live = taps.filter { !$0.cancelled }.count
-        guard value.observerCount == live else { fail("the value has \(value.observerCount) observers, \(live) live taps") }
+        guard value.observerCount == live else {
+            fail("the value has \(value.observerCount) observers, \(live) live taps")
+        }
     }
 
     func checkEdge(_ observable: any GraphObservable & Indexed, _ probe: any GraphObserver & Probe) {
         let edge = edge(observable, probe)
         let adds = ledger.returnedAdds[edge, default: 0]
         let removals = ledger.returnedRemovals[edge, default: 0]
-        guard adds == ledger.observerJoins[edge, default: 0], adds == ledger.observableJoins[edge, default: 0],
+        guard adds == ledger.observerJoins[edge, default: 0],
+            adds == ledger.observableJoins[edge, default: 0],
             removals == ledger.observerLeaves[edge, default: 0],
             removals == ledger.observableLeaves[edge, default: 0]
         else {
@@ -361,7 +396,9 @@ final class World {
         }
         let present = adds - removals - ledger.lost[edge, default: 0]
         guard present == (observable.hasObserver(probe) ? 1 : 0) else {
-            fail("edge \(edge): joins - leaves - lost is \(present), hasObserver says \(observable.hasObserver(probe))")
+            fail(
+                "edge \(edge): joins - leaves - lost is \(present), hasObserver says \(observable.hasObserver(probe))"
+            )
         }
     }
 
