@@ -670,29 +670,32 @@ extension GraphObservable {
     }
 
     /// Removes the edge to `observer`, filed under `trackerNode` for a tracking observer, else
-    /// under `key`, and fires (or queues) its callbacks; `false` if it was not there.
+    /// under `key`, and fires (or queues) its callbacks; `false` if it was not there. A caller
+    /// `holdingTurn` keeps the turn (and gives it back itself, with `_deliverQueuedCallbacks`).
     func _removeObserver<Observer: GraphObserver>(
-        _ observer: Observer, trackerNode: GraphNode?, key: ObserverID
+        _ observer: Observer, trackerNode: GraphNode?, key: ObserverID, holdingTurn: Bool = false
     ) -> Bool {
         let node = graphNode
         let removed: _Removed?
-        let turn: Bool
+        let now: Bool
         if let trackerNode {
-            (removed, turn) = GraphNode._detachEdge(observable: node, tracker: trackerNode) {
-                $1.admit(observer, subscribed: false, removed: $0)
+            (removed, now) = GraphNode._detachEdge(observable: node, tracker: trackerNode) {
+                $1.admit(observer, subscribed: false, removed: $0, holdingTurn: holdingTurn)
             }
         } else {
-            (removed, turn) = node._state.withLock { state in
+            (removed, now) = node._state.withLock { state in
                 guard let removed = state.observers.remove(key: key) else { return (nil, false) }
-                return (removed, state.callbacks.admit(observer, subscribed: false, removed: removed))
+                let now = state.callbacks.admit(
+                    observer, subscribed: false, removed: removed, holdingTurn: holdingTurn)
+                return (removed, now)
             }
         }
         guard let removed else { return false }
-        if turn {
+        if now {
             observer.didUnsubscribe(from: self)
             self.observer(observer, didSubscribe: false)
             withExtendedLifetime(removed) {}  // released here, after the callbacks, with no lock held
-            _deliverQueuedCallbacks()
+            if !holdingTurn { _deliverQueuedCallbacks() }
         }
         return true
     }
@@ -710,7 +713,13 @@ extension GraphObservable {
     /// - Complexity: O(n), n = number of observers.
     @discardableResult
     public func removeAllObservers() -> [any GraphObserver] {
-        let slots = graphNode._state.withLock { $0.observers.slots }
+        // Holds the callback turn for the whole loop when it is free, so that each removal does
+        // not take and give it back; a change queued meanwhile is delivered in order at the end.
+        let (slots, turn) = graphNode._state.withLock { state in
+            let turn = !state.callbacks.delivering
+            state.callbacks.delivering = true
+            return (state.observers.slots, turn)
+        }
         var result: [any GraphObserver] = []
         result.reserveCapacity(slots.count)
         var sawDead = false
@@ -722,8 +731,11 @@ extension GraphObservable {
             let observer = _graphObserver(object, bits: slot.bits)
             // The slot says how the observer is filed: only a tracking one needs its node.
             let trackerNode = slot.bits & _SlotFlags.tracking != 0 ? observer._graphTrackingNodeOrCast : nil
-            if _removeObserver(observer, trackerNode: trackerNode, key: slot.key) { result.append(observer) }
+            if _removeObserver(observer, trackerNode: trackerNode, key: slot.key, holdingTurn: turn) {
+                result.append(observer)
+            }
         }
+        if turn { _deliverQueuedCallbacks() }
         if sawDead { graphNode._sweepDeadObservers() }
         return result
     }
@@ -1096,9 +1108,12 @@ struct _CallbackQueue {
     var delivering = false
     var pending: [_PendingCallback] = []
 
-    /// `true`: the caller has the turn; `false`: the callbacks were queued.
-    mutating func admit(_ observer: some GraphObserver, subscribed: Bool, removed: _Removed?) -> Bool {
-        guard delivering else {
+    /// `true`: the caller has the turn, and fires the callbacks now; `false`: they were queued.
+    /// A caller already `holdingTurn` fires them now only if nothing is queued before them.
+    mutating func admit(
+        _ observer: some GraphObserver, subscribed: Bool, removed: _Removed?, holdingTurn: Bool = false
+    ) -> Bool {
+        if holdingTurn ? pending.isEmpty : !delivering {
             delivering = true
             return true
         }

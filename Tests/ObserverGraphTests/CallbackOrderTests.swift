@@ -236,6 +236,26 @@ struct CallbackOrderTests {
         withExtendedLifetime([a, b, c] as [AnyObject]) {}
     }
 
+    @Test("removeAllObservers while a callback adds an observer midway: reported in the order of effect")
+    func removeAllWithAJoinMidway() {
+        let book = MemberBook("O", log: log)
+        let first = Scripted("R0", log: log)
+        let second = Scripted("R1", log: log)
+        let late = Scripted("X", log: log)
+        book.addObserver(first)
+        book.addObserver(second)
+        first.onUnsubscribe = { observable in observable.addObserver(late) }
+        log.clear()
+        #expect(names(book.removeAllObservers()) == ["R0", "R1"])
+        #expect(
+            log.all == [
+                "R0.didUnsubscribe(O)", "O.observer(R0, false)",
+                "X.didSubscribe(O)", "O.observer(X, true)",
+                "R1.didUnsubscribe(O)", "O.observer(R1, false)",
+            ])
+        #expect(book.members == [late.observerID] && book.listed == book.members && book.contradictions == 0)
+    }
+
     @Test(
         "A change made on another thread during a callback waits for it, and its call returns at once",
         .timeLimit(.minutes(1)))
