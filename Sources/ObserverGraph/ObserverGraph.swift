@@ -18,6 +18,11 @@
 //   and `observer(_:didSubscribe: false)` once. A refused call returns `nil` (or `false`) and fires
 //   nothing. An edge that disappears because one side was deallocated fires nothing: there is no
 //   instance left to hand to a callback.
+// - Callback order: an observable's callbacks (its own and its observers' for its edges) arrive
+//   in the order its changes took effect, one at a time. A change made while they are being
+//   delivered (from inside a callback, or on another thread) is queued, and its callbacks run
+//   after the running callback returns, on the delivering thread; its call returns at once. So
+//   an observer that leaves inside its `didSubscribe(to:)` is reported joined, then left.
 // - Thread safety: every operation may be called from any thread. No user code (callbacks,
 //   broadcast bodies, deinit of your objects) ever runs while the kit holds a lock.
 // - Reentrancy: callbacks and broadcast bodies may subscribe, unsubscribe and broadcast again.
@@ -306,8 +311,10 @@ enum _ObserverIDSource {
 ///
 /// Everything else has a default. The callbacks are optional.
 ///
-/// Thread safety: the kit calls the callbacks on the thread that made the change. If you change
-/// subscriptions from several threads, make your callbacks safe to call from them.
+/// Thread safety: the kit calls the callbacks on the thread that made the change, or on the
+/// thread delivering the observable's earlier callbacks at that moment (see "Callback order" in
+/// the file header). If you change subscriptions from several threads, make your callbacks safe
+/// to call from them.
 public protocol GraphObserver: _GraphConformance {
     /// The identity observables use to tell this observer from others.
     ///
@@ -318,15 +325,17 @@ public protocol GraphObserver: _GraphConformance {
 
     /// Called once after this observer was subscribed to `observable`.
     ///
-    /// Runs on the subscribing thread, with no lock held; it may subscribe, unsubscribe or
-    /// broadcast.
+    /// Runs with no lock held, after the callbacks of earlier changes of `observable`; it may
+    /// subscribe, unsubscribe or broadcast. A change it makes to `observable`'s edges is reported
+    /// after it (and the observable's `observer(_:didSubscribe: true)`) returned.
     func didSubscribe(to observable: any GraphObservable)
 
     /// Called once after this observer was removed from `observable` by `unsubscribe`, or by
     /// `removeAllObservers` / `unsubscribeFromAll`.
     ///
-    /// Runs on the thread that removed it, with no lock held. Not called when the edge
-    /// disappears because `observable` was deallocated.
+    /// Runs with no lock held, in the order `observable`'s changes took effect (as
+    /// `didSubscribe(to:)`). Not called when the edge disappears because `observable` was
+    /// deallocated.
     func didUnsubscribe(from observable: any GraphObservable)
 
     /// A name for this observer in diagrams, graph exports and logs.
@@ -360,8 +369,9 @@ public protocol GraphObservable: AnyObject, _GraphConformance {
     /// Called once after `observer` was subscribed (`subscribed == true`) or removed
     /// (`subscribed == false`). Optional.
     ///
-    /// Runs on the thread that made the change, with no lock held, after the observer's own
-    /// callback. Not called when the edge disappears because the observer was deallocated.
+    /// Runs with no lock held, after the observer's own callback, in the order this observable's
+    /// changes took effect (see "Callback order" in the file header). Not called when the edge
+    /// disappears because the observer was deallocated.
     func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool)
 
     /// A name for this observable in diagrams, graph exports and logs.
@@ -621,7 +631,10 @@ extension GraphObservable {
     /// Thread safety: safe from any thread. The observer and its isolation are recorded in one
     /// critical section.
     /// Callbacks: on success, `observer.didSubscribe(to: self)` then
-    /// `self.observer(observer, didSubscribe: true)`, once each, with no lock held.
+    /// `self.observer(observer, didSubscribe: true)`, once each, with no lock held, in the order
+    /// this observable's changes took effect (see "Callback order" in the file header): before
+    /// this returns, unless it was called from inside a callback of this observable or while
+    /// another thread delivers them (then they follow the running callback).
     /// - Returns: `observer` if it was added; `nil` if it was already subscribed (nothing fires,
     ///   and its recorded isolation stays).
     /// - Complexity: expected O(1) (amortized; an occasional O(n) sweep drops deallocated
@@ -631,58 +644,76 @@ extension GraphObservable {
     public func addObserver<Observer: GraphObserver>(
         _ observer: Observer, isolation: (any Actor)? = #isolation
     ) -> Observer? {
-        let (added, sweepDue) = _subscribeDeferringSweep(observer, isolation: isolation)
+        let (outcome, turn) = _insertObserver(observer, isolation: isolation, queueing: true)
+        guard case .inserted(let sweepDue) = outcome else { return nil }
+        if turn {
+            observer.didSubscribe(to: self)
+            self.observer(observer, didSubscribe: true)
+            _deliverQueuedCallbacks()
+        }
         if sweepDue { graphNode._sweepDeadObservers() }
-        return added ? observer : nil
+        return observer
     }
 
-    /// `subscribe` without the occasional sweep for deallocated observers, which the caller must
-    /// run (after unlocking, if it holds a lock of its own) when `sweepDue` is true: the sweep
-    /// loads weak references, and releasing what it loaded may run a deinit.
+    /// `subscribe` for the kit's own observers, whose callbacks are no-ops (the events layer calls
+    /// it while holding a lock of its own): the callbacks fire at once, outside this observable's
+    /// callback order, and the occasional sweep for deallocated observers is left to the caller,
+    /// which must run it (after unlocking) when `sweepDue` is true: the sweep loads weak
+    /// references, and releasing what it loaded may run a deinit.
     @inlinable
     func _subscribeDeferringSweep<Observer: GraphObserver>(
         _ observer: Observer, isolation: (any Actor)? = nil
     ) -> (added: Bool, sweepDue: Bool) {
-        let node = graphNode
-        let outcome: _InsertOutcome
-        let instance = observer._graphObjectIfClass
-        if let object = instance, let trackerNode = observer._graphTrackingNode(object: object) {
-            let trackerKey = ObserverID(trackerNode)
-            let selfKey = ObserverID(node)
-            outcome = GraphNode._withEdge(observable: node, tracker: trackerNode) {
-                observers, subscriptions, isolations in
-                let outcome = observers.insert(
-                    key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
-                guard case .inserted = outcome else { return outcome }
-                _NodeIsolation.record(isolation, for: trackerKey, in: &isolations)
-                // Present here only if inconsistent, which the edge lock rules out; an entry
-                // left by a deallocated object is replaced.
-                _ = subscriptions.insert(key: selfKey, object: self, flags: 0, box: nil)
-                return outcome
-            }
-        } else {
-            let key = observer.observerID
-            let object: AnyObject
-            let box: _ValueObserverBox?
-            if let instance {
-                object = instance
-                box = nil
-            } else {
-                let newBox = _ValueObserverBox(observer)
-                object = newBox
-                box = newBox
-            }
-            let flags = box == nil ? 0 : _SlotFlags.boxed
-            outcome = node._state.withLock {
-                let outcome = $0.observers.insert(key: key, object: object, flags: flags, box: box)
-                if case .inserted = outcome { _NodeIsolation.record(isolation, for: key, in: &$0.isolation) }
-                return outcome
-            }
-        }
+        let (outcome, _) = _insertObserver(observer, isolation: isolation, queueing: false)
         guard case .inserted(let sweepDue) = outcome else { return (false, false) }
         observer.didSubscribe(to: self)
         self.observer(observer, didSubscribe: true)
         return (true, sweepDue)
+    }
+
+    /// Inserts the edge in one critical section. With `queueing`, the same critical section
+    /// takes this observable's callback turn (`turn == true`: the caller fires the callbacks,
+    /// then delivers what was queued meanwhile) or, when a delivery is running, queues them.
+    @inlinable
+    func _insertObserver<Observer: GraphObserver>(
+        _ observer: Observer, isolation: (any Actor)?, queueing: Bool
+    ) -> (outcome: _InsertOutcome, turn: Bool) {
+        let node = graphNode
+        let instance = observer._graphObjectIfClass
+        if let object = instance, let trackerNode = observer._graphTrackingNode(object: object) {
+            let trackerKey = ObserverID(trackerNode)
+            let selfKey = ObserverID(node)
+            return GraphNode._withEdge(observable: node, tracker: trackerNode) {
+                observers, subscriptions, callbacks, isolations in
+                let outcome = observers.insert(
+                    key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
+                guard case .inserted = outcome else { return (outcome, false) }
+                _NodeIsolation.record(isolation, for: trackerKey, in: &isolations)
+                // Present here only if inconsistent, which the edge lock rules out; an entry
+                // left by a deallocated object is replaced.
+                _ = subscriptions.insert(key: selfKey, object: self, flags: 0, box: nil)
+                guard queueing else { return (outcome, false) }
+                return (outcome, callbacks.admit(observer, subscribed: true, removed: nil))
+            }
+        }
+        let key = observer.observerID
+        let object: AnyObject
+        let box: _ValueObserverBox?
+        if let instance {
+            object = instance
+            box = nil
+        } else {
+            let newBox = _ValueObserverBox(observer)
+            object = newBox
+            box = newBox
+        }
+        let flags = box == nil ? 0 : _SlotFlags.boxed
+        return node._state.withLock { state in
+            let outcome = state.observers.insert(key: key, object: object, flags: flags, box: box)
+            if case .inserted = outcome { _NodeIsolation.record(isolation, for: key, in: &state.isolation) }
+            guard case .inserted = outcome, queueing else { return (outcome, false) }
+            return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil))
+        }
     }
 
     /// Removes `observer`.
@@ -693,69 +724,107 @@ extension GraphObservable {
     /// Thread safety: safe from any thread. See the file header for removals made while a
     /// broadcast runs.
     /// Callbacks: on success, `observer.didUnsubscribe(from: self)` then
-    /// `self.observer(observer, didSubscribe: false)`, once each, with no lock held.
+    /// `self.observer(observer, didSubscribe: false)`, once each, with no lock held, in the order
+    /// this observable's changes took effect (as for `addObserver(_:)`).
     /// - Returns: `observer` if it was removed; `nil` if it was not subscribed (nothing fires).
     /// - Complexity: expected O(1) (amortized).
     @inlinable
     @discardableResult
     public func removeObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
-        let node = graphNode
-        let removed: _Removed?
-        if let trackerNode = observer._graphTrackingNodeOrCast {
-            removed = GraphNode._detachEdge(observable: node, tracker: trackerNode)
-        } else {
-            let key = observer.observerID
-            removed = node._state.withLock {
-                $0.isolation?.forget(key)
-                return $0.observers.remove(key: key)
-            }
-        }
-        guard let removed else { return nil }
-        observer.didUnsubscribe(from: self)
-        self.observer(observer, didSubscribe: false)
-        withExtendedLifetime(removed) {}  // released here, after the callbacks, with no lock held
-        return observer
+        let trackerNode = observer._graphTrackingNodeOrCast
+        let key = trackerNode == nil ? observer.observerID : ObserverID(_raw: 0)
+        return _removeObserver(observer, trackerNode: trackerNode, key: key) ? observer : nil
     }
 
-    /// Removes every observer.
+    /// Removes the edge to `observer`, filed under `trackerNode` for a tracking observer, else
+    /// under `key`, and fires (or queues) its callbacks; `false` if it was not there. A caller
+    /// `holdingTurn` keeps the turn (and gives it back itself, with `_deliverQueuedCallbacks`).
+    @usableFromInline
+    func _removeObserver<Observer: GraphObserver>(
+        _ observer: Observer, trackerNode: GraphNode?, key: ObserverID, holdingTurn: Bool = false
+    ) -> Bool {
+        let node = graphNode
+        let removed: _Removed?
+        let now: Bool
+        if let trackerNode {
+            (removed, now) = GraphNode._detachEdge(observable: node, tracker: trackerNode) {
+                $1.admit(observer, subscribed: false, removed: $0, holdingTurn: holdingTurn)
+            }
+        } else {
+            (removed, now) = node._state.withLock { state in
+                state.isolation?.forget(key)
+                guard let removed = state.observers.remove(key: key) else { return (nil, false) }
+                let now = state.callbacks.admit(
+                    observer, subscribed: false, removed: removed, holdingTurn: holdingTurn)
+                return (removed, now)
+            }
+        }
+        guard let removed else { return false }
+        if now {
+            observer.didUnsubscribe(from: self)
+            self.observer(observer, didSubscribe: false)
+            withExtendedLifetime(removed) {}  // released here, after the callbacks, with no lock held
+            if !holdingTurn { _deliverQueuedCallbacks() }
+        }
+        return true
+    }
+
+    /// Removes every observer, one edge at a time, in registration order.
     ///
-    /// Plain observers are removed in one critical section; each tracking observer's edge is then
-    /// removed atomically on both sides. Observers subscribed concurrently while this runs may
-    /// remain.
+    /// Each removal is atomic (for a tracking observer, on both sides). Observers subscribed
+    /// concurrently while this runs may remain.
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: for each removed observer, in registration order, `didUnsubscribe(from:)` then
-    /// `observer(_:didSubscribe: false)`, with no lock held.
+    /// `observer(_:didSubscribe: false)`, with no lock held, in the order this observable's
+    /// changes took effect (as for `addObserver(_:)`).
     /// - Returns: the removed observers, in registration order.
     /// - Complexity: O(n), n = number of observers.
     @discardableResult
     public func removeAllObservers() -> [any GraphObserver] {
-        let node = graphNode
-        var detached = node._state.withLock { state in
-            let detached = state.observers.detachAll()
-            if let isolation = state.isolation {
-                for entry in detached where entry.removed { isolation.forget(entry.bits) }
-            }
-            return detached
-        }
-        for i in detached.indices where !detached[i].removed {
-            guard
-                let trackerNode = _graphObserver(detached[i].object, bits: detached[i].bits)?
-                    ._graphTrackingNodeOrCast
-            else { continue }
-            let edge = GraphNode._detachEdge(observable: node, tracker: trackerNode)
-            detached[i].removed = edge != nil
-            withExtendedLifetime(edge) {}
+        // Holds the callback turn for the whole loop when it is free, so that each removal does
+        // not take and give it back; a change queued meanwhile is delivered in order at the end.
+        let (slots, turn) = graphNode._state.withLock { state in
+            let turn = !state.callbacks.delivering
+            state.callbacks.delivering = true
+            return (state.observers.slots, turn)
         }
         var result: [any GraphObserver] = []
-        result.reserveCapacity(detached.count)
-        for entry in detached where entry.removed {
-            guard let observer = _graphObserver(entry.object, bits: entry.bits) else { continue }
-            observer.didUnsubscribe(from: self)
-            self.observer(observer, didSubscribe: false)
-            result.append(observer)
+        result.reserveCapacity(slots.count)
+        var sawDead = false
+        for slot in slots where slot.bits != 0 {
+            guard let object = slot.object else {
+                sawDead = true
+                continue
+            }
+            guard let observer = _graphObserver(object, bits: slot.bits) else { continue }
+            // The slot says how the observer is filed: only a tracking one needs its node.
+            let trackerNode = slot.bits & _SlotFlags.tracking != 0 ? observer._graphTrackingNodeOrCast : nil
+            if _removeObserver(observer, trackerNode: trackerNode, key: slot.key, holdingTurn: turn) {
+                result.append(observer)
+            }
         }
+        if turn { _deliverQueuedCallbacks() }
+        if sawDead { graphNode._sweepDeadObservers() }
         return result
+    }
+
+    /// Delivers the callbacks queued on this observable while this thread had the turn, until
+    /// none is left; then gives the turn back. Runs with no lock held.
+    @usableFromInline
+    func _deliverQueuedCallbacks() {
+        let node = graphNode
+        while let batch = node._state.withLock({ $0.callbacks.takeBatch() }) {
+            for pending in batch {
+                if pending.subscribed {
+                    pending.observer.didSubscribe(to: self)
+                    self.observer(pending.observer, didSubscribe: true)
+                } else {
+                    pending.observer.didUnsubscribe(from: self)
+                    self.observer(pending.observer, didSubscribe: false)
+                }
+            }
+        }  // each batch, and what its removals took out, is released here, with no lock held
     }
 
     /// Whether `observer` is subscribed right now ("am I subscribed").
@@ -1169,37 +1238,48 @@ public final class GraphNode: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` with the observable's observer registry and the tracker's subscription
-    /// registry, both locked (in address order, so two threads never deadlock).
+    /// Runs `body` with the observable's observer registry, the tracker's subscription registry
+    /// and the observable's callback queue, both nodes locked (in address order, so two threads
+    /// never deadlock).
     @usableFromInline
     static func _withEdge<R>(
         observable: GraphNode, tracker: GraphNode,
-        _ body: (inout _Registry, inout _Registry, inout _NodeIsolation?) -> R
+        _ body: (inout _Registry, inout _Registry, inout _CallbackQueue, inout _NodeIsolation?) -> R
     ) -> R {
         if observable === tracker {
-            return observable._state.withLock { body(&$0.observers, &$0.subscriptions, &$0.isolation) }
+            return observable._state.withLock {
+                body(&$0.observers, &$0.subscriptions, &$0.callbacks, &$0.isolation)
+            }
         }
         if ObjectIdentifier(observable) < ObjectIdentifier(tracker) {
             return observable._state.withLock { o in
-                tracker._state.withLock { t in body(&o.observers, &t.subscriptions, &o.isolation) }
+                tracker._state.withLock { t in
+                    body(&o.observers, &t.subscriptions, &o.callbacks, &o.isolation)
+                }
             }
         }
         return tracker._state.withLock { t in
-            observable._state.withLock { o in body(&o.observers, &t.subscriptions, &o.isolation) }
+            observable._state.withLock { o in body(&o.observers, &t.subscriptions, &o.callbacks, &o.isolation)
+            }
         }
     }
 
     /// Removes the edge observable → tracker on both sides at once; `nil` if it was not there.
+    /// `admit` runs in the same critical section when the edge was removed (see `_CallbackQueue`);
+    /// the tracker's recorded isolation is forgotten in it too.
     @usableFromInline
-    static func _detachEdge(observable: GraphNode, tracker: GraphNode) -> _Removed? {
+    static func _detachEdge(
+        observable: GraphNode, tracker: GraphNode, admit: (_Removed, inout _CallbackQueue) -> Bool
+    ) -> (removed: _Removed?, turn: Bool) {
         let trackerKey = ObserverID(tracker)
         let observableKey = ObserverID(observable)
-        return _withEdge(observable: observable, tracker: tracker) { observers, subscriptions, isolation in
+        return _withEdge(observable: observable, tracker: tracker) {
+            observers, subscriptions, callbacks, isolation in
             isolation?.forget(trackerKey)
-            guard let removed = observers.remove(key: trackerKey) else { return nil }
+            guard let removed = observers.remove(key: trackerKey) else { return (nil, false) }
             // The tracker's side only drops its weak reference: nothing to carry out.
             subscriptions.drop(key: observableKey)
-            return removed
+            return (removed, admit(removed, &callbacks))
         }
     }
 
@@ -1381,6 +1461,7 @@ struct _NodeState {
     /// Where observers added from an actor live, and posts waiting for those actors; `nil` until
     /// the first observer is added with an isolation.
     @usableFromInline var isolation: _NodeIsolation?
+    @usableFromInline var callbacks = _CallbackQueue()
     @usableFromInline init() {}
 
     /// Forgets the isolation of dead entries that a sweep dropped (not of a key that was added
@@ -1391,6 +1472,56 @@ struct _NodeState {
             isolation.forget(entry.bits)
         }
     }
+}
+
+/// The graph callbacks of one observable, in the order its edge changes took effect.
+///
+/// Each change is admitted in the critical section that makes it. If no thread is delivering
+/// this observable's callbacks, the caller takes the turn and fires its callbacks itself, then
+/// delivers whatever was queued meanwhile (`takeBatch` until `nil`, which gives the turn back).
+/// Otherwise the change's callbacks are queued behind the running delivery: a change made inside
+/// a callback (the reentrant case), or on another thread meanwhile, never overtakes an earlier
+/// one. Nobody waits for anybody, so the queue cannot deadlock.
+@usableFromInline
+struct _CallbackQueue {
+    /// A thread has the turn. While `false`, `pending` is empty.
+    var delivering = false
+    var pending: [_PendingCallback] = []
+
+    @usableFromInline init() {}
+
+    /// `true`: the caller has the turn, and fires the callbacks now; `false`: they were queued.
+    /// A caller already `holdingTurn` fires them now only if nothing is queued before them.
+    @usableFromInline
+    mutating func admit(
+        _ observer: some GraphObserver, subscribed: Bool, removed: _Removed?, holdingTurn: Bool = false
+    ) -> Bool {
+        if holdingTurn ? pending.isEmpty : !delivering {
+            delivering = true
+            return true
+        }
+        pending.append(_PendingCallback(observer: observer, subscribed: subscribed, removed: removed))
+        return false
+    }
+
+    /// What was queued, moved out (released by the caller, after unlocking); `nil` when nothing
+    /// is, which gives the turn back.
+    mutating func takeBatch() -> [_PendingCallback]? {
+        guard !pending.isEmpty else {
+            delivering = false
+            return nil
+        }
+        defer { pending = [] }
+        return pending
+    }
+}
+
+/// The callbacks of one change, waiting for their turn.
+struct _PendingCallback {
+    let observer: any GraphObserver
+    let subscribed: Bool
+    /// What a removal took out, kept until its callbacks have run.
+    let removed: _Removed?
 }
 
 /// An ordered set of weakly referenced objects with O(1) lookup by key: the registration-order
