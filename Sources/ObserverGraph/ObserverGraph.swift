@@ -21,8 +21,9 @@
 // - Callback order: an observable's callbacks (its own and its observers' for its edges) arrive
 //   in the order its changes took effect, one at a time. A change made while they are being
 //   delivered (from inside a callback, or on another thread) is queued, and its callbacks run
-//   after the running callback returns, on the delivering thread; its call returns at once. So
-//   an observer that leaves inside its `didSubscribe(to:)` is reported joined, then left.
+//   after the running callback returns, on the delivering thread (which delivers until none is
+//   queued); its call returns at once. So an observer that leaves inside its
+//   `didSubscribe(to:)` is reported joined, then left.
 // - Thread safety: every operation may be called from any thread. No user code (callbacks,
 //   broadcast bodies, deinit of your objects) ever runs while the kit holds a lock.
 // - Reentrancy: callbacks and broadcast bodies may subscribe, unsubscribe and broadcast again.
