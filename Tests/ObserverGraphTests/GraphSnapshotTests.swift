@@ -237,7 +237,12 @@ struct GraphSnapshotTests {
         race(threads: 4) { thread in
             var random = SeededGenerator(seed: UInt64(thread) &+ 7)
             if thread == 0 {
-                for _ in 0..<300 {
+                // At least 300 snapshots, and on until the other threads are done, so that the
+                // snapshots overlap their changes however the threads are scheduled.
+                var taken = 0
+                while taken < 300 || (seen["changers done"] < 3 && taken < 1_000_000) {
+                    taken += 1
+                    seen.bump("snapshots")
                     let snapshot = GraphSnapshot(observables: [subjects[0]])
                     seen.bump("nodes", by: snapshot.nodes.count)
                     problems.bump("inconsistent", by: snapshot.isConsistent ? 0 : 1)
@@ -264,13 +269,14 @@ struct GraphSnapshotTests {
                     if Bool.random(using: &random) { observable.removeObserver(temporary) }
                 }
             }
+            seen.bump("changers done")
         }
         #expect(problems["inconsistent"] == 0)
         #expect(problems["unreachable"] == 0)
         #expect(problems["duplicate edges"] == 0)
         #expect(problems["duplicate nodes"] == 0)
         #expect(problems["roles"] == 0)
-        #expect(seen["nodes"] > 300, "the snapshots must actually see a graph")
+        #expect(seen["nodes"] > seen["snapshots"], "the snapshots must actually see a graph")
 
         // Quiet again: the snapshot sees exactly what the objects themselves say.
         let snapshot = GraphSnapshot(observables: observables, trackingObservers: trackers)
