@@ -237,10 +237,21 @@ struct GraphSnapshotTests {
         race(threads: 4) { thread in
             var random = SeededGenerator(seed: UInt64(thread) &+ 7)
             if thread == 0 {
-                // At least 300 snapshots, and on until the other threads are done, so that the
-                // snapshots overlap their changes however the threads are scheduled.
+                // The snapshots must overlap the changes however the threads are scheduled (a
+                // changing thread can do all its work in one time slice): they start once every
+                // changing thread has started, each waits until the changes moved on since the
+                // previous one, and the changing threads go on until 300 snapshots were taken.
+                let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+                func waitFor(_ condition: () -> Bool) {
+                    while !condition() && DispatchTime.now().uptimeNanoseconds < deadline {
+                        Thread.sleep(forTimeInterval: 0.000_05)
+                    }
+                }
+                waitFor { seen["changers started"] == 3 }
                 var taken = 0
-                while taken < 300 || (seen["changers done"] < 3 && taken < 1_000_000) {
+                while taken < 300 {
+                    let changes = seen["changes"]
+                    waitFor { seen["changes"] >= changes + 10 || seen["changers done"] == 3 }
                     taken += 1
                     seen.bump("snapshots")
                     let snapshot = GraphSnapshot(observables: [subjects[0]])
@@ -256,7 +267,11 @@ struct GraphSnapshotTests {
                 }
                 return
             }
-            for i in 0..<3_000 {
+            seen.bump("changers started")
+            var i = 0
+            while i < 3_000 || (seen["snapshots"] < 300 && i < 1_000_000) {
+                i += 1
+                seen.bump("changes")
                 let observable = observables.randomElement(using: &random)!
                 let tracker = trackers.randomElement(using: &random)!
                 switch Int.random(in: 0..<10, using: &random) {
