@@ -478,14 +478,6 @@ extension GraphObserver {
         return unsafeBitCast(self, to: AnyObject.self)
     }
 
-    /// `ObserverID(object)` of this observer when it is a class instance, read from the
-    /// reference's bits: no reference is copied, so no retain and release.
-    @inlinable
-    var _graphIdentityIfClass: ObserverID? {
-        guard Self.self is AnyObject.Type else { return nil }
-        return withUnsafeBytes(of: self) { ObserverID(_raw: UInt64(UInt(bitPattern: $0.load(as: Int.self)))) }
-    }
-
     /// The key observables file this observer under: the node for tracking observers.
     @inlinable
     var _graphEdgeKey: ObserverID {
@@ -499,7 +491,7 @@ extension GraphObserver where Self: AnyObject {
     ///
     /// Thread safety: pure. Callbacks: none.
     /// - Complexity: O(1).
-    public var observerID: ObserverID { ObserverID(self) }
+    @inlinable public var observerID: ObserverID { ObserverID(self) }
 }
 
 extension GraphObserver {
@@ -835,13 +827,14 @@ extension GraphObservable {
     /// Callbacks: none.
     /// - Complexity: expected O(1).
     @inlinable
-    public func hasObserver(_ observer: some GraphObserver) -> Bool {
+    public func hasObserver<Observer: GraphObserver>(_ observer: Observer) -> Bool {
         let node = graphNode
-        if let key = observer._graphIdentityIfClass, observer._graphTrackingNode == nil {
-            // A class observer whose protocol hook says "not tracking" is filed under its own
-            // identity, unless its class adopted `GraphTrackingObserver` below (then under its
-            // node). A live entry under the identity is this very object (it is alive, so no
-            // other object has its address): found without reading its class.
+        if Observer.self is AnyObject.Type, observer._graphTrackingNode == nil {
+            // A class observer whose protocol hook says "not tracking" is filed under its
+            // `observerID`, unless its class adopted `GraphTrackingObserver` below (then under
+            // its node). A live entry under that key is this observer (two observers with one
+            // `ObserverID` are the same observer): found without reading its class.
+            let key = observer.observerID
             if node._state.withLock({ $0.observers.liveObject(for: key) }) != nil { return true }
             // The class check reads the class from the reference (no copy of it) and answers from
             // the cache when it can.

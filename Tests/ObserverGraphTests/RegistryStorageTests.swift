@@ -128,6 +128,22 @@ struct RegistryStorageTests {
         }
     }
 
+    @Test("A class observer with its own observerID is found under it, as every operation files it")
+    func classWithOwnIdentity() {
+        let subject = Subject("S")
+        let shared = ObserverID()
+        let first = OwnIdentity(shared)
+        let second = OwnIdentity(shared)
+        let other = OwnIdentity(ObserverID())
+        withExtendedLifetime((first, second, other)) {
+            #expect(subject.addObserver(first) != nil)
+            #expect(subject.hasObserver(first) && subject.hasObserver(second) && !subject.hasObserver(other))
+            #expect(subject.addObserver(second) == nil)  // one identity: already subscribed
+            #expect(subject.removeObserver(second) != nil)
+            #expect(!subject.hasObserver(first) && subject.observerCount == 0)
+        }
+    }
+
     @Test("Generated identities do not repeat past 2^29 (where a 32-bit counter shifted by 3 wraps)")
     func generatedIdentitiesStayUnique() {
         let first = ObserverID()
@@ -151,4 +167,10 @@ class PlainBase: GraphObserver {}
 /// ...with a subclass that adopts tracking below it (its protocol hook is the base's `nil`).
 final class TrackingBelow: PlainBase, GraphTrackingObserver {
     let graphNode = GraphNode()
+}
+
+/// A class observer that brings its own identity instead of its object identity.
+final class OwnIdentity: GraphObserver {
+    let observerID: ObserverID
+    init(_ observerID: ObserverID) { self.observerID = observerID }
 }
