@@ -19,12 +19,13 @@ final class ActorWallet: GraphObservable, Sendable {
 @MainActor
 final class MainCreditsViewModel: GraphObserver, @MainActor CreditsMessages {
     var received: [[Int]] = Array(repeating: [], count: 4)
-    /// Calls made on another thread than the one the main actor ran on when this was created.
+    /// Calls made while the main dispatch queue, which runs the main actor's jobs, was not the
+    /// current queue. (Not a thread check: a test runner that parks the main thread in
+    /// `dispatch_main` has the main queue drained by worker threads, one job at a time.)
     var offMainActorThread = 0
-    private let mainActorThread = pthread_self()
 
     func creditsChanged(to credits: Int, from sender: Int) {
-        if pthread_equal(pthread_self(), mainActorThread) == 0 { offMainActorThread += 1 }
+        if !isOnMainQueue() { offMainActorThread += 1 }
         received[sender].append(credits)
     }
 }
@@ -65,6 +66,19 @@ actor Collector {
 struct SenderValue: Sendable {
     let sender: Int
     let value: Int
+}
+
+/// A mark on the main dispatch queue: `DispatchQueue.getSpecific` finds it in every job the
+/// queue runs, whichever thread drains it.
+private let mainQueueMark: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()
+
+/// Whether the caller runs in a job of the main dispatch queue (where the main actor runs).
+func isOnMainQueue() -> Bool {
+    DispatchQueue.getSpecific(key: mainQueueMark) == true
 }
 
 /// Waits on the main actor, yielding it, until `done` holds or `seconds` pass.

@@ -38,7 +38,7 @@ enum DerivedAppend {
                     let source = ObservableArray(initial.map { $0 })  // its own buffer: no copy on the first append
                     let derived = derive(source)
                     let seen = UncheckedSendable(value: Obs())
-                    let token = (derived ?? source).observeValues { change in
+                    let token = (derived ?? source).observeValuesNonisolated { change in
                         seen.value.receive(change.changeset.inserts.last ?? 0)
                     }
                     let start = monotonicNanoseconds()
