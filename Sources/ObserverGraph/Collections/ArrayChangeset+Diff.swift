@@ -88,10 +88,8 @@ enum ArrayDiff {
         let m = newCount - prefix - suffix
         guard n > 0 && m > 0 else { return origins }
         let limit = 128
-        let found = myers(n, m, limit: limit, { old[prefix + $0] == new[prefix + $1] }) { i, j in
-            origins[prefix + j] = prefix + i
-        }
-        if found {
+        let equal: (Int, Int) -> Bool = { old[prefix + $0] == new[prefix + $1] }
+        if myers(n, m, limit: limit, equal, { origins[prefix + $1] = prefix + $0 }) {
             pairMoves(
                 &origins, old: old, new: new, in: prefix..<(oldCount - suffix), prefix..<(newCount - suffix))
         } else {
