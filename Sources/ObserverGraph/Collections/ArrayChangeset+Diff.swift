@@ -88,8 +88,8 @@ enum ArrayDiff {
         let m = newCount - prefix - suffix
         guard n > 0 && m > 0 else { return origins }
         let limit = 128
-        if let middle = myers(n, m, limit: limit, { old[prefix + $0] == new[prefix + $1] }) {
-            for (i, j) in middle { origins[prefix + j] = prefix + i }
+        let equal: (Int, Int) -> Bool = { old[prefix + $0] == new[prefix + $1] }
+        if myers(n, m, limit: limit, equal, { origins[prefix + $1] = prefix + $0 }) {
             pairMoves(
                 &origins, old: old, new: new, in: prefix..<(oldCount - suffix), prefix..<(newCount - suffix))
         } else {
@@ -128,21 +128,27 @@ enum ArrayDiff {
         }
         let n = oldCount - prefix - suffix
         let m = newCount - prefix - suffix
-        guard let middle = myers(n, m, limit: limit, { equal(prefix + $0, prefix + $1) }) else { return nil }
+        var middle: [(Int, Int)] = []
+        guard myers(n, m, limit: limit, { equal(prefix + $0, prefix + $1) }, { middle.append(($0, $1)) })
+        else {
+            return nil
+        }
         var result: [(Int, Int)] = []
         result.reserveCapacity(prefix + middle.count + suffix)
         for i in 0..<prefix { result.append((i, i)) }
-        for (i, j) in middle { result.append((prefix + i, prefix + j)) }
+        for (i, j) in middle.reversed() { result.append((prefix + i, prefix + j)) }
         for s in 0..<suffix { result.append((oldCount - suffix + s, newCount - suffix + s)) }
         return result
     }
 
-    /// Myers' greedy shortest edit script, returning the matched pairs; `nil` beyond `limit`
-    /// edits. The furthest-reaching points of every step are kept in one flat array: step d
+    /// Myers' greedy shortest edit script: calls `match` with each matched pair (old, new),
+    /// last pair first, and returns `true`; `false` (no call) beyond `limit` edits. The furthest-reaching points of every step are kept in one flat array: step d
     /// holds v[k] for k in -(d+1)...(d+1) from index d² + 2d.
     @inlinable
-    static func myers(_ n: Int, _ m: Int, limit: Int, _ equal: (Int, Int) -> Bool) -> [(Int, Int)]? {
-        if n == 0 || m == 0 { return [] }
+    static func myers(
+        _ n: Int, _ m: Int, limit: Int, _ equal: (Int, Int) -> Bool, _ match: (Int, Int) -> Void
+    ) -> Bool {
+        if n == 0 || m == 0 { return true }
         let limit = min(n + m, limit)
         let offset = limit + 1
         var v = [Int](repeating: 0, count: 2 * limit + 3)
@@ -162,17 +168,19 @@ enum ArrayDiff {
                     y += 1
                 }
                 v[offset + k] = x
-                if x >= n && y >= m { return backtrack(trace, steps: d + 1, n, m) }
+                if x >= n && y >= m {
+                    backtrack(trace, steps: d + 1, n, m, match)
+                    return true
+                }
             }
         }
-        return nil
+        return false
     }
 
     @inlinable
-    static func backtrack(_ trace: [Int], steps: Int, _ n: Int, _ m: Int) -> [(Int, Int)] {
+    static func backtrack(_ trace: [Int], steps: Int, _ n: Int, _ m: Int, _ match: (Int, Int) -> Void) {
         var x = n
         var y = m
-        var pairs: [(Int, Int)] = []
         for d in stride(from: steps - 1, through: 0, by: -1) {
             let base = d * d + 2 * d + d + 1  // index of k = 0 in step d
             func at(_ k: Int) -> Int { trace[base + k] }
@@ -183,12 +191,11 @@ enum ArrayDiff {
             while x > previousX && y > previousY {
                 x -= 1
                 y -= 1
-                pairs.append((x, y))
+                match(x, y)
             }
             x = previousX
             y = previousY
         }
-        return pairs.reversed()
     }
 
     @inlinable

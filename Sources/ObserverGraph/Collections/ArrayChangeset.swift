@@ -217,6 +217,22 @@ public struct ArrayChangeset: Hashable, Sendable, CustomStringConvertible {
         }
         var deletes: [Int] = []
         for index in 0..<oldCount where !present[index] { deletes.append(index) }
+        var inOrder = true
+        var last = -1
+        for origin in origins where origin >= 0 {
+            if origin < last {
+                inOrder = false
+                break
+            }
+            last = origin
+        }
+        if inOrder {  // no moves: the common case of few changes, without the longest run
+            var updates: [Int] = []
+            if let updated {
+                for origin in origins where origin >= 0 && updated[origin] { updates.append(origin) }
+            }
+            return ArrayChangeset(sortedDeletes: deletes, inserts: inserts, updates: updates, moves: [])
+        }
         let kept = longestIncreasingRun(origins)
         var updates: [Int] = []
         var moves: [Move] = []
