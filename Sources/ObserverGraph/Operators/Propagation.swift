@@ -1,36 +1,54 @@
+import Dispatch
+
 /// Runs propagation passes one at a time, process-wide, in the order their changes arrived.
 ///
 /// A source change that reaches an input node is submitted as a job. The thread that finds no
-/// pass running runs the queue until it is empty; other threads queue their job and return (as
-/// for a source's own delivery queue). No lock is held while a job runs operator closures or
-/// delivers to observers.
+/// pass running runs the queue until it is empty. A job submitted from inside a pass (an
+/// observer or operator closure that sets a source) is queued and run after the current pass,
+/// by the same thread. A thread that submits while another thread runs passes waits until that
+/// thread has run its job too, so a set still returns after its derived values delivered to
+/// their nonisolated observers (they run on the other thread). No lock is held while a job runs
+/// operator closures or delivers to observers.
 final class _Propagator: @unchecked Sendable {
     static let shared = _Propagator()
 
     private let queue = GraphLock(_PropagatorQueue())
 
     func submit(_ job: @escaping @Sendable (_Pass) -> Void) {
-        let mustRun = queue.withLock { queue -> Bool in
-            queue.jobs.append(job)
-            if queue.running { return false }
-            queue.running = true
-            return true
+        let thread = _currentThreadID()
+        let (mustRun, wait) = queue.withLock { queue -> (Bool, DispatchSemaphore?) in
+            if !queue.running {
+                queue.running = true
+                queue.runner = thread
+                queue.jobs.append((job, nil))
+                return (true, nil)
+            }
+            if queue.runner == thread {
+                queue.jobs.append((job, nil))
+                return (false, nil)
+            }
+            let done = DispatchSemaphore(value: 0)
+            queue.jobs.append((job, done))
+            return (false, done)
         }
+        if let wait { wait.wait() }
         guard mustRun else { return }
-        while let next = queue.withLock({ $0.next() }) {
+        while let (next, done) = queue.withLock({ $0.next() }) {
             let pass = _Pass()
             next(pass)
             pass.run()
+            done?.signal()
         }
     }
 }
 
 struct _PropagatorQueue {
-    var jobs: [(@Sendable (_Pass) -> Void)?] = []
+    var jobs: [(job: @Sendable (_Pass) -> Void, done: DispatchSemaphore?)?] = []
     var head = 0
     var running = false
+    var runner: UInt = 0
 
-    mutating func next() -> (@Sendable (_Pass) -> Void)? {
+    mutating func next() -> (@Sendable (_Pass) -> Void, DispatchSemaphore?)? {
         if head < jobs.count {
             defer {
                 jobs[head] = nil
@@ -41,6 +59,7 @@ struct _PropagatorQueue {
         jobs.removeAll(keepingCapacity: jobs.count <= 64)
         head = 0
         running = false
+        runner = 0
         return nil
     }
 }
