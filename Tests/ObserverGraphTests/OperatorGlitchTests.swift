@@ -3,7 +3,8 @@ import ObserverGraph
 import Testing
 
 /// Opens the existentials of the random graph.
-private func combined<P: ObservableSource<Int>, Q: ObservableSource<Int>>(_ p: P, _ q: Q) -> DerivedValue<Int> {
+private func combined<P: ObservableSource<Int>, Q: ObservableSource<Int>>(_ p: P, _ q: Q) -> DerivedValue<Int>
+{
     p.combineLatest(q).map { (3 &* $0 &+ $1) % 1_000_003 }
 }
 
@@ -115,8 +116,10 @@ struct OperatorGlitchTests {
             for index in 0..<nodeCount {
                 switch kinds[index] {
                 case .root: reference[index] = rootValues[index].value
-                case .map(let input, let constant): reference[index] = (reference[input] &+ constant) % 1_000_003
-                case .combine(let p, let q): reference[index] = (3 &* reference[p] &+ reference[q]) % 1_000_003
+                case .map(let input, let constant):
+                    reference[index] = (reference[input] &+ constant) % 1_000_003
+                case .combine(let p, let q):
+                    reference[index] = (3 &* reference[p] &+ reference[q]) % 1_000_003
                 case .combine3(let p, let q, let r):
                     reference[index] = (reference[p] &- reference[q] &+ 2 &* reference[r]) % 1_000_003
                 }

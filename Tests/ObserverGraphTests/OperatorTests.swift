@@ -70,7 +70,8 @@ struct OperatorTests {
         #expect(evens.events == [.value(2), .value(2), .finished])
         #expect(distinct.events == [.value(1), .value(2), .value(3), .finished])
         #expect(sums.events == [.value(1), .value(2), .value(4), .value(6), .value(9), .finished])
-        #expect(prepended.events == [.value(0), .value(1), .value(1), .value(2), .value(2), .value(3), .finished])
+        #expect(
+            prepended.events == [.value(0), .value(1), .value(1), .value(2), .value(2), .value(3), .finished])
     }
 
     @Test("removeDuplicates(by:) compares with the last value passed on")

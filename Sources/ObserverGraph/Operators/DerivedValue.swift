@@ -42,7 +42,9 @@ extension GraphEventSource: ObservableSource {
 /// run on the thread that propagates the change (usually the sender's).
 ///
 /// Thread safety: `Sendable`; every member is safe from any thread.
-public final class DerivedValue<Value: Sendable>: ObservableSource, GraphTrackingObserver, @unchecked Sendable {
+public final class DerivedValue<Value: Sendable>:
+    ObservableSource, GraphTrackingObserver, @unchecked Sendable
+{
     let core: _OperatorNode<Value>
     let source: _DerivedSource<Value>
     /// The sources this value derives from, kept alive (and drawn as its subscriptions).

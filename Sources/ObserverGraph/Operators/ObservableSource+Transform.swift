@@ -17,7 +17,8 @@ extension ObservableSource {
         _ handle: @escaping @Sendable (_OperatorNode<Output>, GraphEvent<Value>, _Pass?) -> Void
     ) -> DerivedValue<Output> {
         let parent = _operatorNode
-        return DerivedValue(name, upstreams: [self], ranks: [parent.rank], replays: replays ?? parent.replays) {
+        return DerivedValue(name, upstreams: [self], ranks: [parent.rank], replays: replays ?? parent.replays)
+        {
             parent.attach($0, handle)
         }
     }

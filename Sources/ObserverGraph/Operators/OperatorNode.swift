@@ -97,9 +97,12 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     /// Ends the build: runs the work that arrived meanwhile, then, in one critical section,
     /// makes the derived value's event source from the state reached and attaches it.
-    func finishBuilding(_ make: (Value?, GraphEvent<Value>?) -> _DerivedSource<Value>) -> _DerivedSource<Value> {
+    func finishBuilding(
+        _ make: (Value?, GraphEvent<Value>?) -> _DerivedSource<Value>
+    ) -> _DerivedSource<Value> {
         while true {
-            let (work, made) = links.withLock { links -> ([@Sendable (_Pass?) -> Void], _DerivedSource<Value>?) in
+            let (work, made) = links.withLock {
+                links -> ([@Sendable (_Pass?) -> Void], _DerivedSource<Value>?) in
                 guard links.buffered.isEmpty else {
                     defer { links.buffered = [] }
                     return (links.buffered, nil)
@@ -180,4 +183,3 @@ struct _NodeLinks<Value: Sendable> {
         self.building = building
     }
 }
-
