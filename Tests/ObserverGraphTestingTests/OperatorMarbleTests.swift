@@ -110,4 +110,16 @@ struct OperatorMarbleTests {
         #expect(try play(["-a---b-->", "--1-X->"], merged) == "-a1-X->")
         #expect(try play(["-a-b-c-->", "--1-2-3->"], cancelAt: 4, merged) == "-a1b---->")
     }
+
+    @Test("flatMapLatest")
+    func flatMapLatest() throws {
+        let follow: ([EventChannel<String>]) -> DerivedValue<String> = { channels in
+            let inners = Array(channels.dropFirst())
+            return channels[0].flatMapLatest { $0 == "a" ? inners[0] : inners[1] }
+        }
+        // "b" and "y" share step 5: the switch comes first, so "y" passes.
+        #expect(try play(["-a---b---|->", "--1-2-3-|->", "---x-y-z---|->"], follow) == "--1-2y-z---|->")
+        #expect(try play(["-a---b-->", "--1-2-3->", "---x-y-X->"], follow) == "--1-2y-X->")
+        #expect(try play(["-a---b-->", "--1-2-3->", "---x-y-z->"], cancelAt: 6, follow) == "--1-2y--->")
+    }
 }

@@ -166,6 +166,61 @@ struct OperatorTests {
         #expect(failing.events == [.failed(OperatorFailure())])
     }
 
+    @Test("flatMapLatest follows the latest inner source; a replaced one never passes")
+    func flatMapLatest() {
+        let useB = ObservableValue(false)
+        let a = ObservableValue(1)
+        let b = EventChannel<Int>()
+        let followed = useB.flatMapLatest { useB -> DerivedValue<Int> in useB ? b.map { $0 } : a.map { $0 } }
+        let recorder = OperatorRecorder(followed)
+        a.value = 2
+        useB.value = true
+        a.value = 3  // replaced: does not pass
+        b.send(10)
+        useB.value = false  // back to a: its current value passes at once
+        b.send(11)
+        #expect(recorder.values == [1, 2, 10, 3])
+    }
+
+    @Test("flatMapLatest finishes when the outer and the current inner finished; fails with either")
+    func flatMapLatestTermination() {
+        let outer = EventChannel<Int>()
+        let inner = EventChannel<Int>()
+        let recorder = OperatorRecorder(outer.flatMapLatest { _ in inner })
+        outer.send(0)
+        inner.send(1)
+        outer.finish()
+        inner.send(2)
+        #expect(recorder.events == [.value(1), .value(2)])
+        inner.finish()
+        #expect(recorder.events == [.value(1), .value(2), .finished])
+
+        let outer2 = EventChannel<Int>()
+        let inner2 = EventChannel<Int>()
+        let failing = OperatorRecorder(outer2.flatMapLatest { _ in inner2 })
+        outer2.send(0)
+        inner2.fail(OperatorFailure())
+        #expect(failing.events == [.failed(OperatorFailure())])
+    }
+
+    @Test("switchToLatest releases the replaced inner source")
+    func switchToLatestReleases() {
+        weak var weakFirst: ObservableValue<Int>?
+        let outer = ObservableValue<ObservableValue<Int>>(ObservableValue(0))
+        let switched = outer.switchToLatest()
+        do {
+            let first = ObservableValue(1)
+            weakFirst = first
+            outer.value = first
+        }
+        #expect(switched.value == 1)
+        weakFirst?.value = 3
+        #expect(switched.value == 3)
+        outer.value = ObservableValue(2)
+        #expect(switched.value == 2)
+        #expect(weakFirst == nil)
+    }
+
     @Test("A derived value is read-only and iterates with values()")
     func valuesSequence() async throws {
         let x = ObservableValue(1)

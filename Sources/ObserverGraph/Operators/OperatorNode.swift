@@ -67,18 +67,21 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Connects `child` to this node: `handle` runs for each event this node emits from now on,
-    /// and first for what the child starts from (the latest value, the terminal event). The edge
-    /// holds the child weakly; the child removes it when it goes.
+    /// and first for what the child starts from (the latest value, the terminal event), in
+    /// `pass` when connecting during one. The edge holds the child weakly. With `removedAtDeinit`
+    /// the child removes it when it goes; otherwise the caller removes it (`disconnect`).
+    @discardableResult
     func attach<Child: Sendable>(
-        _ child: _OperatorNode<Child>,
+        _ child: _OperatorNode<Child>, in pass: _Pass? = nil, removedAtDeinit: Bool = true,
         _ handle: @escaping @Sendable (_OperatorNode<Child>, GraphEvent<Value>, _Pass?) -> Void
-    ) {
+    ) -> UInt64 {
         let (id, latest, terminal) = connect { [weak child] event, pass in
             child?.accept(event, pass, handle)
         }
-        child.detach.append { [self] in self.disconnect(id) }
-        if let latest { handle(child, .value(latest), nil) }
-        if let terminal { handle(child, terminal, nil) }
+        if removedAtDeinit { child.detach.append { [self] in self.disconnect(id) } }
+        if let latest { handle(child, .value(latest), pass) }
+        if let terminal { handle(child, terminal, pass) }
+        return id
     }
 
     /// Runs `handle` now, or, while this node is still being built on another thread, hands it
@@ -144,10 +147,13 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         }
         if sweepDue { source.graphNode._sweepDeadObservers() }
         node.input = (source, SubscriptionToken(sink))
-        node.detach = [{ _inputRegistry.withLock { if $0[key]?.node == nil { $0[key] = nil } } }]
+        // Compares identities, never loads the weak reference: no object is released under the
+        // registry's lock.
+        let identity = ObjectIdentifier(node)
+        node.detach = [{ _inputRegistry.withLock { if $0[key]?.identity == identity { $0[key] = nil } } }]
         let winner = _inputRegistry.withLock { registry -> AnyObject in
             if let other = registry[key]?.node { return other }
-            registry[key] = _WeakNode(node: node)
+            registry[key] = _WeakNode(node: node, identity: identity)
             return node
         }
         return (winner as? _OperatorNode<Value>) ?? node
@@ -155,8 +161,14 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 }
 
 /// A weak reference to an input node, for the registry.
-struct _WeakNode: @unchecked Sendable {
+final class _WeakNode: @unchecked Sendable {
     weak var node: AnyObject?
+    let identity: ObjectIdentifier
+
+    init(node: AnyObject, identity: ObjectIdentifier) {
+        self.node = node
+        self.identity = identity
+    }
 }
 
 /// The input node of each source that has operators, by source identity. An input keeps its

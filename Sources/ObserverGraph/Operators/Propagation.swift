@@ -33,9 +33,10 @@ final class _Propagator: @unchecked Sendable {
         }
         if let wait { wait.wait() }
         guard mustRun else { return }
-        while let (next, done) = queue.withLock({ $0.next() }) {
+        while var (job, done) = queue.withLock({ $0.next() }) {
             let pass = _Pass()
-            next(pass)
+            job?(pass)
+            job = nil  // what the job holds goes before its submitter is woken
             pass.run()
             done?.signal()
         }
@@ -48,7 +49,7 @@ struct _PropagatorQueue {
     var running = false
     var runner: UInt = 0
 
-    mutating func next() -> (@Sendable (_Pass) -> Void, DispatchSemaphore?)? {
+    mutating func next() -> ((@Sendable (_Pass) -> Void)?, DispatchSemaphore?)? {
         if head < jobs.count {
             defer {
                 jobs[head] = nil
@@ -79,9 +80,15 @@ final class _Pass {
     var touched: [any _Publishing] = []
 
     /// Runs `work` for `node` once, after every node of a lower rank.
+    /// A node marked again after it ran (an input of a higher rank emitted into it, which only a
+    /// switching operator can cause) runs again.
     func mark(_ node: AnyObject, rank: Int, _ work: @escaping () -> Void) {
-        guard markedIDs.insert(ObjectIdentifier(node)).inserted else { return }
-        marked[rank, default: []].append(work)
+        let id = ObjectIdentifier(node)
+        guard markedIDs.insert(id).inserted else { return }
+        marked[rank, default: []].append {
+            self.markedIDs.remove(id)
+            work()
+        }
     }
 
     func run() {
