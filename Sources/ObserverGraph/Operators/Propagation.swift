@@ -33,13 +33,18 @@ final class _Propagator: @unchecked Sendable {
         }
         if let wait { wait.wait() }
         guard mustRun else { return }
-        while var (job, done) = queue.withLock({ $0.next() }) {
-            let pass = _Pass()
-            job?(pass)
-            job = nil  // what the job holds goes before its submitter is woken
-            pass.run()
-            done?.signal()
-        }
+        // The job (and what it captured) is released when `runNext` returns, before its
+        // waiting submitter is woken.
+        while case (true, let done) = runNext() { done?.signal() }
+    }
+
+    /// Runs the next job and its pass; `false` when the queue is empty (and no longer running).
+    private func runNext() -> (ran: Bool, done: DispatchSemaphore?) {
+        guard let (job, done) = queue.withLock({ $0.next() }) else { return (false, nil) }
+        let pass = _Pass()
+        job(pass)
+        pass.run()
+        return (true, done)
     }
 }
 
@@ -49,7 +54,7 @@ struct _PropagatorQueue {
     var running = false
     var runner: UInt = 0
 
-    mutating func next() -> ((@Sendable (_Pass) -> Void)?, DispatchSemaphore?)? {
+    mutating func next() -> (@Sendable (_Pass) -> Void, DispatchSemaphore?)? {
         if head < jobs.count {
             defer {
                 jobs[head] = nil
