@@ -221,6 +221,16 @@ struct OperatorTests {
         #expect(weakFirst == nil)
     }
 
+    @Test("Operators on an ObservableArray: one change, one derived value")
+    func arrayOperators() {
+        let names = ObservableArray(["Steve", "Tim"])
+        let count = names.map { $0.array.count }.removeDuplicates()
+        let recorder = OperatorRecorder(count)
+        names.append("John")
+        names[0] = "Mark"  // same count: removed as a duplicate
+        #expect(recorder.values == [2, 3])
+    }
+
     @Test("A derived value is read-only and iterates with values()")
     func valuesSequence() async throws {
         let x = ObservableValue(1)
