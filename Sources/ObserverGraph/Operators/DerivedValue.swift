@@ -10,6 +10,9 @@ public protocol ObservableSource<Value>: GraphObservable, Sendable {
     associatedtype Value: Sendable
 
     /// Plumbing: the node operators attach to. Provided by the kit; do not implement it.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: expected O(1).
     var _operatorNode: _OperatorNode<Value> { get }
 }
 
@@ -50,6 +53,9 @@ public final class DerivedValue<Value: Sendable>:
     /// The sources this value derives from, kept alive (and drawn as its subscriptions).
     let upstreams: [any GraphObservable]
     /// The operator's name, like `map`: how the node shows in `GraphSnapshot` exports.
+    ///
+    /// Thread safety: immutable. Callbacks: none.
+    /// - Complexity: O(1).
     public let graphDisplayName: String
 
     /// Builds a node of rank 1 + the highest input rank: `connect` attaches it to its inputs and
@@ -70,10 +76,17 @@ public final class DerivedValue<Value: Sendable>:
         for upstream in upstreams { upstream.addObserver(self, isolation: nil) }
     }
 
-    /// The node that holds this value's observers; also its node as a tracking observer.
+    /// The node that holds this value's observers; also its node as a tracking observer (it is
+    /// subscribed to its inputs, which is how snapshots draw the chain).
+    ///
+    /// Thread safety: immutable. Callbacks: none.
+    /// - Complexity: O(1).
     public var graphNode: GraphNode { source.graphNode }
 
-    /// Plumbing: this value's operator node.
+    /// Plumbing: this value's operator node. Provided by the kit.
+    ///
+    /// Thread safety: immutable. Callbacks: none.
+    /// - Complexity: O(1).
     public var _operatorNode: _OperatorNode<Value> { core }
 
     /// The latest value, when this value replays one (it derives from value sources only) and

@@ -27,7 +27,9 @@ extension ObservableSource {
     ///
     ///     let label = credits.map { "\($0) credits" }
     ///
-    /// Thread safety, callbacks, complexity: see the common rules above.
+    /// Thread safety: safe from any thread. Callbacks: the closure, on the thread propagating the
+    /// change, with no lock held (see the common rules above).
+    /// - Complexity: O(1) per event plus one call of the closure.
     public func map<Output: Sendable>(
         _ transform: @escaping @Sendable (Value) -> Output
     ) -> DerivedValue<Output> {
@@ -39,7 +41,9 @@ extension ObservableSource {
     /// The non-`nil` results of `transform` (Combine's `compactMap`). Derived from a value
     /// source, it has no `value` until a first non-`nil` result.
     ///
-    /// Thread safety, callbacks, complexity: see the common rules above.
+    /// Thread safety: safe from any thread. Callbacks: the closure, on the thread propagating the
+    /// change, with no lock held (see the common rules above).
+    /// - Complexity: O(1) per event plus one call of the closure.
     public func compactMap<Output: Sendable>(
         _ transform: @escaping @Sendable (Value) -> Output?
     ) -> DerivedValue<Output> {
@@ -54,7 +58,9 @@ extension ObservableSource {
 
     /// The values for which `isIncluded` is true (Combine's `filter`, RxSwift's `filter`).
     ///
-    /// Thread safety, callbacks, complexity: see the common rules above.
+    /// Thread safety: safe from any thread. Callbacks: the closure, on the thread propagating the
+    /// change, with no lock held (see the common rules above).
+    /// - Complexity: O(1) per event plus one call of the closure.
     public func filter(_ isIncluded: @escaping @Sendable (Value) -> Bool) -> DerivedValue<Value> {
         _derive("filter") { node, event, pass in
             if case .value(let value) = event, !isIncluded(value) { return }
@@ -65,7 +71,9 @@ extension ObservableSource {
     /// The values that differ from the previous value passed on, by `isDuplicate` (Combine's
     /// `removeDuplicates(by:)`, RxSwift's `distinctUntilChanged`).
     ///
-    /// Thread safety, callbacks, complexity: see the common rules above.
+    /// Thread safety: safe from any thread. Callbacks: the closure, on the thread propagating the
+    /// change, with no lock held (see the common rules above).
+    /// - Complexity: O(1) per event plus one call of the closure.
     public func removeDuplicates(
         by isDuplicate: @escaping @Sendable (Value, Value) -> Bool
     ) -> DerivedValue<Value> {
@@ -85,7 +93,9 @@ extension ObservableSource {
     ///     let taps = EventChannel<Void>()
     ///     let count = taps.scan(0) { count, _ in count + 1 }
     ///
-    /// Thread safety, callbacks, complexity: see the common rules above.
+    /// Thread safety: safe from any thread. Callbacks: the closure, on the thread propagating the
+    /// change, with no lock held (see the common rules above).
+    /// - Complexity: O(1) per event plus one call of the closure.
     public func scan<Result: Sendable>(
         _ initial: Result, _ next: @escaping @Sendable (Result, Value) -> Result
     ) -> DerivedValue<Result> {
@@ -106,7 +116,8 @@ extension ObservableSource {
     /// holds 0 until the first tap. On a value source, the source's current value, which comes
     /// right after `values`, is what it starts with.
     ///
-    /// Thread safety, callbacks, complexity: see the common rules above (O(values) to build).
+    /// Thread safety: safe from any thread. Callbacks: none of its own.
+    /// - Complexity: O(values) to build; O(1) per event.
     public func prepend(_ values: Value...) -> DerivedValue<Value> {
         let parent = _operatorNode
         return DerivedValue("prepend", upstreams: [self], ranks: [parent.rank], replays: true) { node in
@@ -120,7 +131,9 @@ extension ObservableSource where Value: Equatable {
     /// The values that differ (`!=`) from the previous value passed on (Combine's
     /// `removeDuplicates()`, RxSwift's `distinctUntilChanged()`).
     ///
-    /// Thread safety, callbacks, complexity: see the common rules above.
+    /// Thread safety: safe from any thread. Callbacks: the closure, on the thread propagating the
+    /// change, with no lock held (see the common rules above).
+    /// - Complexity: O(1) per event plus one call of the closure.
     public func removeDuplicates() -> DerivedValue<Value> {
         removeDuplicates(by: ==)
     }
