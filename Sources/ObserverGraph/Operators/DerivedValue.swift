@@ -1,0 +1,230 @@
+import Dispatch
+
+/// A source that operators can start from: `ObservableValue`, `EventChannel`, `ObservableArray`
+/// and `DerivedValue`. Every operator (`map`, `filter`, `combineLatest`, …) is defined once on
+/// it and returns a `DerivedValue`, so chains compose.
+///
+/// Thread safety: conforming types are `Sendable`; operators may be applied from any thread.
+public protocol ObservableSource<Value>: GraphObservable, Sendable {
+    /// What the source delivers.
+    associatedtype Value: Sendable
+
+    /// Plumbing: the node operators attach to. Provided by the kit; do not implement it.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: expected O(1).
+    var _operatorNode: _OperatorNode<Value> { get }
+}
+
+extension GraphEventSource: ObservableSource {
+    /// Plumbing: this source's input node, shared by every operator on it (one per source).
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: expected O(1).
+    public var _operatorNode: _OperatorNode<Value> { .input(of: self) }
+}
+
+/// A read-only value computed by an operator (`map`, `filter`, `combineLatest`, …) from other
+/// sources: it has no setter and cannot be finished from outside; it changes, finishes and fails
+/// only as its inputs do.
+///
+///     let credits = ObservableValue(0)
+///     let label = credits.map { "\($0) credits" }
+///     let token = label.observeValuesNonisolated { print($0) }   // prints "0 credits"
+///     credits.value = 10                                           // prints "10 credits"
+///
+/// **Ownership.** A derived value keeps its inputs alive; its inputs hold it weakly. Observation
+/// tokens keep it alive, so `credits.map(f).observe { … }` works with only the token kept; the
+/// whole chain is released when the last token and reference go.
+///
+/// **Replay.** Derived from value sources only, it has a `value` and a new observer receives it
+/// first (like an `ObservableValue`); derived from an `EventChannel`, it replays nothing.
+///
+/// **Glitch-free.** One change of a source reaches each derived value once, in rank order, with
+/// consistent inputs (see the README section "Operators"). Operator closures are `@Sendable` and
+/// run on the thread that propagates the change (usually the sender's).
+///
+/// Thread safety: `Sendable`; every member is safe from any thread.
+public final class DerivedValue<Value: Sendable>:
+    ObservableSource, GraphTrackingObserver, @unchecked Sendable
+{
+    let core: _OperatorNode<Value>
+    let source: _DerivedSource<Value>
+    /// The sources this value derives from, kept alive (and drawn as its subscriptions).
+    let upstreams: [any GraphObservable]
+    /// The operator's name, like `map`: how the node shows in `GraphSnapshot` exports.
+    ///
+    /// Thread safety: immutable. Callbacks: none.
+    /// - Complexity: O(1).
+    public let graphDisplayName: String
+
+    /// Builds a node of rank 1 + the highest input rank: `connect` attaches it to its inputs and
+    /// computes what it starts from; work arriving meanwhile is run before it is published.
+    init(
+        _ name: String, upstreams: [any GraphObservable], ranks: [Int], replays: Bool,
+        connect: (_OperatorNode<Value>) -> Void
+    ) {
+        let core = _OperatorNode<Value>(
+            rank: 1 + (ranks.max() ?? 0), replays: replays, latest: nil, terminal: nil, building: true)
+        connect(core)
+        self.core = core
+        self.source = core.finishBuilding { latest, terminal in
+            _DerivedSource(current: latest, terminal: terminal, replays: replays)
+        }
+        self.upstreams = upstreams
+        self.graphDisplayName = name
+        for upstream in upstreams { upstream.addObserver(self, isolation: nil) }
+    }
+
+    /// The node that holds this value's observers; also its node as a tracking observer (it is
+    /// subscribed to its inputs, which is how snapshots draw the chain).
+    ///
+    /// Thread safety: immutable. Callbacks: none.
+    /// - Complexity: O(1).
+    public var graphNode: GraphNode { source.graphNode }
+
+    /// Plumbing: this value's operator node. Provided by the kit.
+    ///
+    /// Thread safety: immutable. Callbacks: none.
+    /// - Complexity: O(1).
+    public var _operatorNode: _OperatorNode<Value> { core }
+
+    /// The latest value, when this value replays one (it derives from value sources only) and
+    /// one has passed (a `filter` may not have let one through yet); `nil` otherwise.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public var value: Value? {
+        source.pipeline.withLock { $0.current }
+    }
+
+    /// The terminal event, once an input's termination ended this value.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1).
+    public var terminalEvent: GraphEvent<Value>? {
+        source.terminalEvent
+    }
+
+    private func keeping(_ token: SubscriptionToken) -> SubscriptionToken {
+        SubscriptionToken(_KeepAliveTarget(token: token, owner: self))
+    }
+}
+
+extension DerivedValue {
+    /// Observes with a closure run on the caller's actor, as `GraphEventSource.observe(isolation:_:)`.
+    /// The token also keeps this value (and its chain) alive.
+    ///
+    /// Isolation: a derived value delivers from its propagation pass, which runs nonisolated, so
+    /// calls reach the actor through its mailbox (on its next turn), never before a send returns.
+    /// Thread safety: the token may be cancelled from anywhere.
+    /// Callbacks: `handler`, on `isolation` only; the latest value first when it replays.
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: expected O(1).
+    public func observe(
+        isolation: isolated any Actor = #isolation, _ handler: @escaping (GraphEvent<Value>) -> Void
+    ) -> SubscriptionToken {
+        keeping(source._observe(mode: .actor(isolation), drainer: isolation, handler))
+    }
+
+    /// Observes only the values, on the caller's actor (see `observe(isolation:_:)`).
+    ///
+    /// Thread safety: as `observe(isolation:_:)`. Callbacks: `handler` per value, on `isolation`.
+    /// - Returns: the token that keeps the observation (and this value) alive.
+    /// - Complexity: expected O(1).
+    public func observeValues(
+        isolation: isolated any Actor = #isolation, _ handler: @escaping (Value) -> Void
+    ) -> SubscriptionToken {
+        keeping(source.observeValues(isolation: isolation, handler))
+    }
+
+    /// Observes with a `@Sendable` closure run on `queue`, as `GraphEventSource.observe(on:_:)`.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: `handler`, on `queue`.
+    /// - Returns: the token that keeps the observation (and this value) alive.
+    /// - Complexity: expected O(1); each delivery is one `queue.async`.
+    public func observe(
+        on queue: DispatchQueue, _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
+    ) -> SubscriptionToken {
+        keeping(source.observe(on: queue, handler))
+    }
+
+    /// Observes only the values with a `@Sendable` closure run on `queue`.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: `handler` per value, on `queue`.
+    /// - Returns: the token that keeps the observation (and this value) alive.
+    /// - Complexity: as `observe(on:_:)`.
+    public func observeValues(
+        on queue: DispatchQueue, _ handler: @escaping @Sendable (Value) -> Void
+    ) -> SubscriptionToken {
+        keeping(source.observeValues(on: queue, handler))
+    }
+
+    /// Observes with a `@Sendable` closure called on the thread that propagates each change
+    /// (usually the sender's, before the send returns).
+    ///
+    /// Thread safety: safe from any thread. Callbacks: `handler`, on the propagating thread.
+    /// - Returns: the token that keeps the observation (and this value) alive.
+    /// - Complexity: expected O(1).
+    public func observeNonisolated(
+        _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
+    ) -> SubscriptionToken {
+        keeping(source.observeNonisolated(handler))
+    }
+
+    /// Observes only the values with a `@Sendable` closure called on the propagating thread.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: `handler` per value.
+    /// - Returns: the token that keeps the observation (and this value) alive.
+    /// - Complexity: expected O(1).
+    public func observeValuesNonisolated(
+        _ handler: @escaping @Sendable (Value) -> Void
+    ) -> SubscriptionToken {
+        keeping(source.observeValuesNonisolated(handler))
+    }
+
+    /// The values as an `AsyncSequence`, as `GraphEventSource.values(bufferingPolicy:)`; the
+    /// stream keeps this value alive until it ends.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none besides the stream's own.
+    /// - Complexity: O(1) to create; each value costs one buffer insertion.
+    public func values(
+        bufferingPolicy: AsyncThrowingStream<Value, any Error>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncThrowingStream<Value, any Error> {
+        AsyncThrowingStream(bufferingPolicy: bufferingPolicy) { continuation in
+            let token = observeNonisolated { event in
+                switch event {
+                case .value(let value): continuation.yield(value)
+                case .finished: continuation.finish()
+                case .failed(let error): continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in token.cancel() }
+        }
+    }
+}
+
+/// What a derived value's token cancels: the observation, while keeping the value alive.
+final class _KeepAliveTarget: _SubscriptionTarget {
+    let token: SubscriptionToken
+    /// The derived value, released when the observation is cancelled.
+    let owner: GraphLock<(any Sendable & AnyObject)?>
+
+    init(token: SubscriptionToken, owner: any Sendable & AnyObject) {
+        self.token = token
+        self.owner = GraphLock(owner)
+    }
+
+    func _cancel() {
+        token.cancel()
+        let released = owner.withLock { owner in
+            defer { owner = nil }
+            return owner
+        }
+        withExtendedLifetime(released) {}
+    }
+
+    var _isClosed: Bool {
+        token.isCancelled
+    }
+}

@@ -1,0 +1,183 @@
+/// Operators with several inputs.
+///
+/// Thread safety: safe from any thread. Callbacks: none of their own; the events propagate as
+/// for every operator (see `ObservableSource+Transform.swift`).
+extension ObservableSource {
+    /// The latest values of this source and `other` together, each time either changes, once
+    /// both have a value (Combine's and RxSwift's `combineLatest`).
+    ///
+    /// **Glitch-free.** When one change reaches both inputs (a diamond: both derive from one
+    /// source), the result computes once, after both inputs have changed: never one new input
+    /// with one old. It finishes when both inputs have finished, and fails when either fails.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1) per input event; at most one result per propagation pass.
+    public func combineLatest<Other: ObservableSource>(
+        _ other: Other
+    ) -> DerivedValue<(Value, Other.Value)> {
+        let (first, second) = (_operatorNode, other._operatorNode)
+        let state = _OperatorCell(_Latest2<Value, Other.Value>())
+        return DerivedValue(
+            "combineLatest", upstreams: [self, other], ranks: [first.rank, second.rank],
+            replays: first.replays && second.replays
+        ) { node in
+            first.attach(node) { node, event, pass in
+                state.value.a.take(event)
+                _combine(node, pass, state) { $0.output }
+            }
+            second.attach(node) { node, event, pass in
+                state.value.b.take(event)
+                _combine(node, pass, state) { $0.output }
+            }
+        }
+    }
+
+    /// The latest values of this source, `second` and `third` together, each time any changes,
+    /// once all have a value. Glitch-free and terminating as `combineLatest(_:)`.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1) per input event; at most one result per propagation pass.
+    public func combineLatest<Second: ObservableSource, Third: ObservableSource>(
+        _ second: Second, _ third: Third
+    ) -> DerivedValue<(Value, Second.Value, Third.Value)> {
+        let nodes = (_operatorNode, second._operatorNode, third._operatorNode)
+        let state = _OperatorCell(_Latest3<Value, Second.Value, Third.Value>())
+        return DerivedValue(
+            "combineLatest", upstreams: [self, second, third],
+            ranks: [nodes.0.rank, nodes.1.rank, nodes.2.rank],
+            replays: nodes.0.replays && nodes.1.replays && nodes.2.replays
+        ) { node in
+            nodes.0.attach(node) { node, event, pass in
+                state.value.a.take(event)
+                _combine(node, pass, state) { $0.output }
+            }
+            nodes.1.attach(node) { node, event, pass in
+                state.value.b.take(event)
+                _combine(node, pass, state) { $0.output }
+            }
+            nodes.2.attach(node) { node, event, pass in
+                state.value.c.take(event)
+                _combine(node, pass, state) { $0.output }
+            }
+        }
+    }
+
+    /// The values of this source and of `others`, interleaved as they arrive (Combine's and
+    /// RxSwift's `merge`). When one change reaches several inputs, the result passes on each
+    /// input's value, in the order of the inputs' ranks. It finishes when every input has
+    /// finished, and fails when any fails.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(1) per input event.
+    public func merge<Other: ObservableSource>(_ others: Other...) -> DerivedValue<Value>
+    where Other.Value == Value {
+        let parents = [_operatorNode] + others.map(\._operatorNode)
+        let open = _OperatorCell(parents.count)
+        return DerivedValue(
+            "merge", upstreams: [self] + others, ranks: parents.map(\.rank),
+            replays: parents.allSatisfy(\.replays)
+        ) { node in
+            for parent in parents {
+                parent.attach(node) { node, event, pass in
+                    if case .finished = event {
+                        open.value -= 1
+                        if open.value > 0 { return }
+                    }
+                    node.emit(event, pass)
+                }
+            }
+        }
+    }
+}
+
+/// One input of a `combineLatest`: its latest value and whether it finished.
+struct _LatestInput<Value> {
+    var value: Value?
+    var finished = false
+    var failure: (any Error)?
+    /// A value arrived since the node last ran.
+    var fresh = false
+
+    mutating func take(_ event: GraphEvent<Value>) {
+        switch event {
+        case .value(let value):
+            self.value = value
+            fresh = true
+        case .finished: finished = true
+        case .failed(let error): failure = failure ?? error
+        }
+    }
+}
+
+/// What a `combineLatest` node looks at when it runs.
+protocol _CombineState {
+    associatedtype Output
+    var output: Output? { get }
+    var failure: (any Error)? { get }
+    var allFinished: Bool { get }
+    /// Whether an input has a value the node has not combined yet.
+    var fresh: Bool { get }
+    mutating func markCombined()
+}
+
+struct _Latest2<A, B>: _CombineState {
+    var a = _LatestInput<A>()
+    var b = _LatestInput<B>()
+    var fresh: Bool { a.fresh || b.fresh }
+
+    mutating func markCombined() {
+        a.fresh = false
+        b.fresh = false
+    }
+
+    var output: (A, B)? {
+        guard let a = a.value, let b = b.value else { return nil }
+        return (a, b)
+    }
+    var failure: (any Error)? { a.failure ?? b.failure }
+    var allFinished: Bool { a.finished && b.finished }
+}
+
+struct _Latest3<A, B, C>: _CombineState {
+    var a = _LatestInput<A>()
+    var b = _LatestInput<B>()
+    var c = _LatestInput<C>()
+    var fresh: Bool { a.fresh || b.fresh || c.fresh }
+
+    mutating func markCombined() {
+        a.fresh = false
+        b.fresh = false
+        c.fresh = false
+    }
+
+    var output: (A, B, C)? {
+        guard let a = a.value, let b = b.value, let c = c.value else { return nil }
+        return (a, b, c)
+    }
+    var failure: (any Error)? { a.failure ?? b.failure ?? c.failure }
+    var allFinished: Bool { a.finished && b.finished && c.finished }
+}
+
+/// Runs a `combineLatest` node: at once while it is being built, otherwise once per pass, after
+/// every node of lower rank (so it sees every input this pass changes).
+func _combine<State: _CombineState>(
+    _ node: _OperatorNode<State.Output>, _ pass: _Pass?, _ state: _OperatorCell<State>,
+    _ output: @escaping (State) -> State.Output?
+) {
+    let run = {
+        if let error = state.value.failure {
+            node.emit(.failed(error), pass)
+            return
+        }
+        if state.value.fresh, let value = output(state.value) {
+            state.value.markCombined()
+            node.emit(.value(value), pass)
+        }
+        if state.value.allFinished { node.emit(.finished, pass) }
+    }
+    if let pass {
+        pass.mark(node, rank: node.rank, run)
+    } else {
+        run()
+    }
+}

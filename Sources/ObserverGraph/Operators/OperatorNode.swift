@@ -1,0 +1,197 @@
+/// One node of the operator graph: a source's input (rank 0) or the core of a `DerivedValue`.
+///
+/// Plumbing for operators: provided by the kit, with no public members. A node keeps the latest
+/// value it emitted (when it replays one), its terminal event, and the edges to the nodes derived
+/// from it. Edges hold their child weakly; a child holds its parents strongly.
+///
+/// Thread safety: `Sendable`. Emissions happen only inside a propagation pass (one at a time,
+/// process-wide) or while the node is being built (before anyone else can see it).
+public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
+    /// 0 for a source's input; 1 + the highest rank of the parents otherwise.
+    let rank: Int
+    /// Whether a new child starts from the latest value (value sources and what derives from them).
+    let replays: Bool
+    let links: GraphLock<_NodeLinks<Value>>
+    /// A source's input: the source (kept alive by the input) and the observation feeding it.
+    private var input: (source: AnyObject, token: SubscriptionToken)?
+    /// Removes this node's edges from its parents; run at deinit.
+    var detach: [@Sendable () -> Void] = []
+
+    init(rank: Int, replays: Bool, latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
+        self.rank = rank
+        self.replays = replays
+        links = GraphLock(_NodeLinks(latest: latest, terminal: terminal, building: building))
+    }
+
+    deinit {
+        for undo in detach { undo() }
+    }
+
+    /// Adds an edge to a child and returns what the child starts from, in one critical section:
+    /// the child then receives exactly the emissions that follow.
+    func connect(
+        _ edge: @escaping @Sendable (GraphEvent<Value>, _Pass?) -> Void
+    ) -> (id: UInt64, latest: Value?, terminal: GraphEvent<Value>?) {
+        links.withLock { links in
+            links.nextEdge &+= 1
+            links.edges.append((links.nextEdge, edge))
+            return (links.nextEdge, links.latest, links.terminal)
+        }
+    }
+
+    func disconnect(_ id: UInt64) {
+        let removed = links.withLock { links -> [(UInt64, _NodeLinks<Value>.Edge)] in
+            guard let index = links.edges.firstIndex(where: { $0.id == id }) else { return [] }
+            return [links.edges.remove(at: index)]
+        }
+        withExtendedLifetime(removed) {}  // the operator closure is released with no lock held
+    }
+
+    /// Emits `event` to the children (and, after the pass, to the derived value's observers).
+    /// Nothing after a terminal event. `pass` is `nil` while the node is being built.
+    func emit(_ event: GraphEvent<Value>, _ pass: _Pass?) {
+        let edges = links.withLock { links -> [(id: UInt64, edge: _NodeLinks<Value>.Edge)]? in
+            guard links.terminal == nil else { return nil }
+            switch event {
+            case .value(let value): if replays { links.latest = value }
+            case .finished, .failed: links.terminal = event
+            }
+            if links.publisher != nil, pass != nil {
+                links.outbox.append(event)
+                if links.outbox.count == 1 { pass?.touched.append(self) }
+            }
+            return links.edges
+        }
+        guard let edges else { return }
+        for (_, edge) in edges { edge(event, pass) }
+    }
+
+    /// Connects `child` to this node: `handle` runs for each event this node emits from now on,
+    /// and first for what the child starts from (the latest value, the terminal event), in
+    /// `pass` when connecting during one. The edge holds the child weakly. With `removedAtDeinit`
+    /// the child removes it when it goes; otherwise the caller removes it (`disconnect`).
+    @discardableResult
+    func attach<Child: Sendable>(
+        _ child: _OperatorNode<Child>, in pass: _Pass? = nil, removedAtDeinit: Bool = true,
+        _ handle: @escaping @Sendable (_OperatorNode<Child>, GraphEvent<Value>, _Pass?) -> Void
+    ) -> UInt64 {
+        let (id, latest, terminal) = connect { [weak child] event, pass in
+            child?.accept(event, pass, handle)
+        }
+        if removedAtDeinit { child.detach.append { [self] in self.disconnect(id) } }
+        if let latest { handle(child, .value(latest), pass) }
+        if let terminal { handle(child, terminal, pass) }
+        return id
+    }
+
+    /// Runs `handle` now, or, while this node is still being built on another thread, hands it
+    /// to the builder (which runs it before publishing the node).
+    func accept<Input: Sendable>(
+        _ event: GraphEvent<Input>, _ pass: _Pass?,
+        _ handle: @escaping @Sendable (_OperatorNode<Value>, GraphEvent<Input>, _Pass?) -> Void
+    ) {
+        let deferred = links.withLock { links -> Bool in
+            guard links.building else { return false }
+            links.buffered.append { [unowned self] pass in handle(self, event, pass) }
+            return true
+        }
+        if !deferred { handle(self, event, pass) }
+    }
+
+    /// Ends the build: runs the work that arrived meanwhile, then, in one critical section,
+    /// makes the derived value's event source from the state reached and attaches it.
+    func finishBuilding(
+        _ make: (Value?, GraphEvent<Value>?) -> _DerivedSource<Value>
+    ) -> _DerivedSource<Value> {
+        while true {
+            let (work, made) = links.withLock {
+                links -> ([@Sendable (_Pass?) -> Void], _DerivedSource<Value>?) in
+                guard links.buffered.isEmpty else {
+                    defer { links.buffered = [] }
+                    return (links.buffered, nil)
+                }
+                links.building = false
+                let made = make(links.latest, links.terminal)
+                links.publisher = made
+                return ([], made)
+            }
+            if let made { return made }
+            for item in work { item(nil) }
+        }
+    }
+
+    /// The input node of `source`: one per source, shared by every operator on it, so that one
+    /// change of the source starts one propagation pass (what makes diamonds glitch-free).
+    static func input(of source: GraphEventSource<Value>) -> _OperatorNode<Value> {
+        let key = ObjectIdentifier(source)
+        if let existing = _inputRegistry.withLock({ $0[key]?.node }) as? _OperatorNode<Value> {
+            return existing
+        }
+        let replays = source.pipeline.withLock { $0.current != nil }  // fixed for a source's life
+        let node = _OperatorNode(rank: 0, replays: replays, latest: nil, terminal: nil, building: false)
+        let handler: @Sendable (GraphEvent<Value>) -> Void = { [weak node] event in
+            guard let node else { return }
+            _Propagator.shared.submit { pass in node.emit(event, pass) }
+        }
+        // Join the source and read its current value in one critical section of the source: the
+        // input then receives exactly the changes that follow.
+        let (sink, sweepDue) = source.pipeline.withLock { state in
+            let sink = _EventSink<Value>(
+                firstSequence: state.takeSequence(), mode: .nonisolated, handler: handler, source: source)
+            node.links.withLock { links in
+                links.latest = state.current.map { source._replayValue($0) }
+                links.terminal = state.terminal
+            }
+            let sweepDue = state.terminal == nil ? source._subscribeDeferringSweep(sink).sweepDue : false
+            return (sink, sweepDue)
+        }
+        if sweepDue { source.graphNode._sweepDeadObservers() }
+        node.input = (source, SubscriptionToken(sink))
+        // Compares identities, never loads the weak reference: no object is released under the
+        // registry's lock.
+        let identity = ObjectIdentifier(node)
+        node.detach = [{ _inputRegistry.withLock { if $0[key]?.identity == identity { $0[key] = nil } } }]
+        let winner = _inputRegistry.withLock { registry -> AnyObject in
+            if let other = registry[key]?.node { return other }
+            registry[key] = _WeakNode(node: node, identity: identity)
+            return node
+        }
+        return (winner as? _OperatorNode<Value>) ?? node
+    }
+}
+
+/// A weak reference to an input node, for the registry.
+final class _WeakNode: @unchecked Sendable {
+    weak var node: AnyObject?
+    let identity: ObjectIdentifier
+
+    init(node: AnyObject, identity: ObjectIdentifier) {
+        self.node = node
+        self.identity = identity
+    }
+}
+
+/// The input node of each source that has operators, by source identity. An input keeps its
+/// source alive, so a live entry's key is never reused; dead entries go when their node does.
+let _inputRegistry = GraphLock<[ObjectIdentifier: _WeakNode]>([:])
+
+/// What a node holds under its lock.
+struct _NodeLinks<Value: Sendable> {
+    typealias Edge = @Sendable (GraphEvent<Value>, _Pass?) -> Void
+    var latest: Value?
+    var terminal: GraphEvent<Value>?
+    var edges: [(id: UInt64, edge: Edge)] = []
+    var nextEdge: UInt64 = 0
+    /// Being built: work that arrives is buffered for the builder.
+    var building: Bool
+    var buffered: [@Sendable (_Pass?) -> Void] = []
+    /// The derived value's event source, once built; it delivers `outbox` after each pass.
+    weak var publisher: _DerivedSource<Value>?
+    var outbox: [GraphEvent<Value>] = []
+
+    init(latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
+        self.latest = latest
+        self.terminal = terminal
+        self.building = building
+    }
+}

@@ -1,0 +1,164 @@
+import Dispatch
+
+/// Runs propagation passes one at a time, process-wide, in the order their changes arrived.
+///
+/// A source change that reaches an input node is submitted as a job. The thread that finds no
+/// pass running runs the queue until it is empty. A job submitted from inside a pass (an
+/// observer or operator closure that sets a source) is queued and run after the current pass,
+/// by the same thread. A thread that submits while another thread runs passes waits until that
+/// thread has run its job too, so a set still returns after its derived values delivered to
+/// their nonisolated observers (they run on the other thread). No lock is held while a job runs
+/// operator closures or delivers to observers.
+final class _Propagator: @unchecked Sendable {
+    static let shared = _Propagator()
+
+    private let queue = GraphLock(_PropagatorQueue())
+
+    func submit(_ job: @escaping @Sendable (_Pass) -> Void) {
+        let thread = _currentThreadID()
+        let (mustRun, wait) = queue.withLock { queue -> (Bool, DispatchSemaphore?) in
+            if !queue.running {
+                queue.running = true
+                queue.runner = thread
+                queue.jobs.append((job, nil))
+                return (true, nil)
+            }
+            if queue.runner == thread {
+                queue.jobs.append((job, nil))
+                return (false, nil)
+            }
+            let done = DispatchSemaphore(value: 0)
+            queue.jobs.append((job, done))
+            return (false, done)
+        }
+        if let wait { wait.wait() }
+        guard mustRun else { return }
+        // The job (and what it captured) is released when `runNext` returns, before its
+        // waiting submitter is woken.
+        while case (true, let done) = runNext() { done?.signal() }
+    }
+
+    /// Runs the next job and its pass; `false` when the queue is empty (and no longer running).
+    private func runNext() -> (ran: Bool, done: DispatchSemaphore?) {
+        guard let (job, done) = queue.withLock({ $0.next() }) else { return (false, nil) }
+        let pass = _Pass()
+        job(pass)
+        pass.run()
+        return (true, done)
+    }
+}
+
+struct _PropagatorQueue {
+    var jobs: [(job: @Sendable (_Pass) -> Void, done: DispatchSemaphore?)?] = []
+    var head = 0
+    var running = false
+    var runner: UInt = 0
+
+    mutating func next() -> (@Sendable (_Pass) -> Void, DispatchSemaphore?)? {
+        if head < jobs.count {
+            defer {
+                jobs[head] = nil
+                head += 1
+            }
+            return jobs[head]
+        }
+        jobs.removeAll(keepingCapacity: jobs.count <= 64)
+        head = 0
+        running = false
+        runner = 0
+        return nil
+    }
+}
+
+/// One propagation pass: what one source change does to the derived nodes, before anything is
+/// delivered. Used only by the thread running it.
+///
+/// Single-input operators handle an event as soon as their parent emits it. A node with several
+/// inputs (`combineLatest`) is only marked: marked nodes run in rank order once every node of
+/// lower rank is done, so each sees all of this change's inputs at once, and runs once. Then every
+/// node that emitted delivers its events to its observers, in the order the nodes first emitted.
+final class _Pass {
+    /// Marked nodes, by rank; each runs once per pass.
+    private var marked: [Int: [() -> Void]] = [:]
+    private var markedIDs: Set<ObjectIdentifier> = []
+    /// Nodes with events for their observers.
+    var touched: [any _Publishing] = []
+
+    /// Runs `work` for `node` once, after every node of a lower rank.
+    /// A node marked again after it ran (an input of a higher rank emitted into it, which only a
+    /// switching operator can cause) runs again.
+    func mark(_ node: AnyObject, rank: Int, _ work: @escaping () -> Void) {
+        let id = ObjectIdentifier(node)
+        guard markedIDs.insert(id).inserted else { return }
+        marked[rank, default: []].append {
+            self.markedIDs.remove(id)
+            work()
+        }
+    }
+
+    func run() {
+        while let rank = marked.keys.min() {
+            let works = marked.removeValue(forKey: rank) ?? []
+            for work in works { work() }
+        }
+        for node in touched { node.publish() }
+        touched = []
+    }
+}
+
+/// A node that delivers what it emitted during a pass.
+protocol _Publishing: AnyObject {
+    func publish()
+}
+
+extension _OperatorNode: _Publishing {
+    func publish() {
+        let (events, publisher) = links.withLock { links in
+            defer { links.outbox = [] }
+            return (links.outbox, links.publisher)
+        }
+        publisher?.publish(events)
+    }
+}
+
+/// The event source inside a `DerivedValue`: its observers, its replayed value, its delivery
+/// queue. Fed only by propagation passes.
+final class _DerivedSource<Value: Sendable>: GraphEventSource<Value>, @unchecked Sendable {
+    let replays: Bool
+
+    init(current: Value?, terminal: GraphEvent<Value>?, replays: Bool) {
+        self.replays = replays
+        super.init(current: replays ? current : nil)
+        pipeline.withLock { $0.terminal = terminal }
+    }
+
+    /// Queues `events` for the observers (values replace the current value when it replays),
+    /// then delivers them unless another thread is delivering. Replaced values are released
+    /// after unlocking.
+    func publish(_ events: [GraphEvent<Value>]) {
+        var replaced: [Value] = []
+        let mustDrain = pipeline.withLock { state -> Bool in
+            var mustDrain = false
+            for event in events {
+                guard state.terminal == nil else { break }
+                switch event {
+                case .value:
+                    if replays, let value = event.value {
+                        if let old = state.current { replaced.append(old) }
+                        state.current = value
+                        state.version &+= 1
+                    }
+                    let sequence = state.takeSequence()
+                    mustDrain = state.enqueue(.broadcast(event, sequence: sequence)) || mustDrain
+                case .finished, .failed:
+                    state.terminal = event
+                    let sequence = state.takeSequence()
+                    mustDrain = state.enqueue(.terminate(event, sequence: sequence)) || mustDrain
+                }
+            }
+            return mustDrain
+        }
+        withExtendedLifetime(replaced) {}
+        if mustDrain { _drain(nil) }
+    }
+}

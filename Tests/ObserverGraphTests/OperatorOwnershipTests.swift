@@ -1,0 +1,124 @@
+import ObserverGraph
+import Testing
+
+/// Counts its deinits, to show that operator closures are released.
+final class CapturedTracker: Sendable {
+    let deinits: Counters
+
+    init(_ deinits: Counters) {
+        self.deinits = deinits
+    }
+
+    deinit {
+        deinits.bump("tracker")
+    }
+
+    func offset(_ value: Int) -> Int { value + 1 }
+}
+
+@Suite("Operators: ownership, leaks, graph snapshots")
+struct OperatorOwnershipTests {
+    /// A chain of ten operators, each closure capturing its own tracker.
+    func chain(from x: ObservableValue<Int>, _ deinits: Counters) -> DerivedValue<Int> {
+        var node = x.map { [tracker = CapturedTracker(deinits)] in tracker.offset($0) }
+        for index in 1..<10 {
+            let tracker = CapturedTracker(deinits)
+            switch index % 5 {
+            case 0: node = node.map { tracker.offset($0) }
+            case 1: node = node.filter { tracker.offset($0) > 0 }
+            case 2: node = node.removeDuplicates { tracker.offset($0) == tracker.offset($1) }
+            case 3: node = node.scan(0) { tracker.offset($0) + $1 }
+            default: node = node.compactMap { Optional(tracker.offset($0)) }
+            }
+        }
+        return node
+    }
+
+    @Test("A chain of 10 operators lives while its last token lives, then releases everything")
+    func tokenKeepsChainAlive() {
+        let deinits = Counters()
+        weak var weakSource: ObservableValue<Int>?
+        weak var weakEnd: DerivedValue<Int>?
+        var token: SubscriptionToken?
+        let seen = GraphLock<[Int]>([])
+        do {
+            let x = ObservableValue(0)
+            weakSource = x
+            let end = chain(from: x, deinits)
+            weakEnd = end
+            token = end.observeValuesNonisolated { value in seen.withLock { $0.append(value) } }
+            x.value = 1
+        }
+        // Only the token holds the chain (and the chain its source).
+        #expect(weakEnd != nil)
+        #expect(weakSource != nil)
+        weakSource?.value = 2
+        #expect(seen.withLock { $0.count } == 3)
+        #expect(deinits["tracker"] == 0)
+        token?.cancel()
+        token = nil
+        #expect(weakEnd == nil)
+        #expect(weakSource == nil)
+        #expect(deinits["tracker"] == 10)
+    }
+
+    @Test("The source holds its derived values weakly: dropping the chain releases it at once")
+    func sourceHoldsChainWeakly() {
+        let deinits = Counters()
+        let x = ObservableValue(0)
+        weak var weakEnd: DerivedValue<Int>?
+        do {
+            let end = chain(from: x, deinits)
+            weakEnd = end
+            #expect(end.value != nil)
+        }
+        #expect(weakEnd == nil)
+        #expect(deinits["tracker"] == 10)
+        x.value = 5  // nothing left to propagate to
+        #expect(x.value == 5)
+    }
+
+    @Test("A derived value keeps its inputs alive; combineLatest keeps both")
+    func derivedKeepsInputs() {
+        weak var weakA: ObservableValue<Int>?
+        weak var weakB: EventChannel<Int>?
+        var combined: DerivedValue<(Int, Int)>?
+        do {
+            let a = ObservableValue(1)
+            let b = EventChannel<Int>()
+            weakA = a
+            weakB = b
+            combined = a.combineLatest(b)
+        }
+        #expect(weakA != nil && weakB != nil)
+        weakB?.send(2)
+        #expect(combined?.value == nil)  // a channel input: nothing replayed
+        combined = nil
+        #expect(weakA == nil && weakB == nil)
+    }
+
+    @Test("A snapshot of a chain lists every operator by name, with its edges")
+    func snapshotOfChain() {
+        let x = ObservableValue(0)
+        let y = EventChannel<Int>()
+        let end = x.map { $0 + 1 }.filter { $0 > 0 }.removeDuplicates().combineLatest(y.scan(0, +))
+        let token = end.observeNonisolated { _ in }
+        let snapshot = GraphSnapshot(observables: [x])
+        let names = snapshot.nodes.map(\.name)
+        for name in ["map", "filter", "removeDuplicates", "scan", "combineLatest"] {
+            #expect(names.filter { $0 == name }.count == 1, "\(name) in \(names)")
+        }
+        func edge(_ from: String, _ to: String) -> Bool {
+            snapshot.edges.contains { names[$0.observable] == from && names[$0.observer] == to }
+        }
+        #expect(edge(x.graphDisplayName, "map"))
+        #expect(edge("map", "filter"))
+        #expect(edge("filter", "removeDuplicates"))
+        #expect(edge("removeDuplicates", "combineLatest"))
+        #expect(edge(y.graphDisplayName, "scan"))
+        #expect(edge("scan", "combineLatest"))
+        #expect(snapshot.isConsistent)
+        #expect(snapshot.dot.contains("\"combineLatest\""))
+        withExtendedLifetime((end, token)) {}
+    }
+}
