@@ -24,6 +24,7 @@ enum Targets {
         evaluateChurnPeers(report, plan: plan)
         evaluateLookup(report, plan: plan)
         evaluateMemory(report)
+        evaluateValueLayer(report, plan: plan)
         ActorDelivery.evaluate(report, plan: plan)
         evaluateDiff(report)
         evaluateDerived(report)

@@ -19,6 +19,7 @@ enum ValueSet {
     static let kitValue = "kit ObservableValue"
     static let kitBroadcast = "kit broadcast"
     static let openCombine = "OpenCombine CurrentValueSubject"
+    static let owningLimit = "hand locked value + closures"
 
     static func scenario(_ n: Int) -> String { "value set N=\(sizeLabel(n))" }
 
@@ -48,6 +49,14 @@ enum ValueSet {
         // (c) OpenCombine: a CurrentValueSubject with one sink per observer.
         let current = CurrentValueSubject<Int, Never>(opaque(0))
         let cancellables = observers.map { observer in current.sink { observer.receive($0) } }
+
+        // (d) The owning limit: a hand-written locked value with an array of closures, called
+        // after unlocking (the least a thread-safe value with closure observers can do).
+        let hand = HandLockedValue(opaque(0))
+        for observer in observers {
+            let target = UncheckedSendable(value: observer)
+            hand.observe { target.value.receive($0) }
+        }
 
         // Each closure runs `rounds` sets and returns the nanoseconds they took. The observers'
         // totals are read before and after (outside the timer): every round must have added
@@ -97,6 +106,16 @@ enum ValueSet {
                     }
                 }
             ),
+            (
+                owningLimit,
+                { rounds in
+                    checked(owningLimit, rounds) {
+                        let start = monotonicNanoseconds()
+                        for _ in 0..<rounds { hand.set(value) }
+                        return monotonicNanoseconds() - start
+                    }
+                }
+            ),
         ]
 
         let contenders = timed.map { name, run in
@@ -115,6 +134,28 @@ enum ValueSet {
 
         for token in tokens { token.cancel() }
         for cancellable in cancellables { cancellable.cancel() }
-        withExtendedLifetime((observable, subject, current)) {}
+        withExtendedLifetime((observable, subject, current, hand)) {}
+    }
+}
+
+/// A value behind a lock with an array of closures, called in order after unlocking: the
+/// hand-written limit the kit's `ObservableValue` is compared with.
+final class HandLockedValue: @unchecked Sendable {
+    private let state: GraphLock<(value: Int, handlers: [@Sendable (Int) -> Void])>
+
+    init(_ value: Int) {
+        state = GraphLock((value, []))
+    }
+
+    func observe(_ handler: @escaping @Sendable (Int) -> Void) {
+        state.withLock { $0.handlers.append(handler) }
+    }
+
+    func set(_ value: Int) {
+        let handlers = state.withLock { state in
+            state.value = value
+            return state.handlers
+        }
+        for handler in handlers { handler(value) }
     }
 }

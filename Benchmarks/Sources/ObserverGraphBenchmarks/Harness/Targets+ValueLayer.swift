@@ -1,0 +1,70 @@
+// The value layer's targets: closure observers own their closures (their tokens give the
+// lifetime), so an `ObservableValue` set is judged against a hand-written locked value with a
+// closure array (the owning limit) and against OpenCombine's `CurrentValueSubject`; an observed
+// `append` against a plain array with the same closures; `values()` against a hand-fed
+// `AsyncStream`.
+
+extension Targets {
+    static let valueMaxRatioToOwningLimit = 1.3
+    static let valueMaxRatioToOpenCombine = 0.5
+    static let appendMaxRatioToHand = 2.0
+    static let asyncMaxRatioToAsyncStream = 1.0
+
+    static func evaluateValueLayer(_ report: Report, plan: Plan) {
+        for n in plan.valueSetSizes where n == 1 || n == 1_000 {
+            let scenario = ValueSet.scenario(n)
+            let combineTarget =
+                "value set N=\(sizeLabel(n)): kit <= \(valueMaxRatioToOpenCombine)x CurrentValueSubject"
+            let limitTarget =
+                "value set N=\(sizeLabel(n)): kit <= \(valueMaxRatioToOwningLimit)x the owning limit"
+            guard let kit = report.median(scenario, ValueSet.kitValue),
+                let combine = report.median(scenario, ValueSet.openCombine),
+                let limit = report.median(scenario, ValueSet.owningLimit)
+            else {
+                for target in [combineTarget, limitTarget] {
+                    report.addTarget(
+                        TargetRow(target: target, status: .notMeasured, measured: "no \(scenario) result"))
+                }
+                continue
+            }
+            report.addTarget(
+                TargetRow(
+                    target: combineTarget,
+                    status: kit / combine <= valueMaxRatioToOpenCombine ? .met : .missed,
+                    measured:
+                        "kit \(formatValue(kit)) / \(formatValue(combine)) ns = \(formatRatio(kit / combine))"
+                ))
+            report.addTarget(
+                TargetRow(
+                    target: limitTarget, status: kit / limit <= valueMaxRatioToOwningLimit ? .met : .missed,
+                    measured:
+                        "kit \(formatValue(kit)) / \(formatValue(limit)) ns = \(formatRatio(kit / limit))"))
+        }
+        let append = ArrayAppend.scenario(plan.arrayAppends)
+        let appendTarget = "array append, 10 observers: kit <= \(appendMaxRatioToHand)x array + closures"
+        if let kit = report.median(append, ArrayAppend.kit),
+            let hand = report.median(append, ArrayAppend.byHand)
+        {
+            report.addTarget(
+                TargetRow(
+                    target: appendTarget, status: kit / hand <= appendMaxRatioToHand ? .met : .missed,
+                    measured: "kit \(formatValue(kit)) / \(formatValue(hand)) ns = \(formatRatio(kit / hand))"
+                ))
+        } else {
+            report.addTarget(TargetRow(target: appendTarget, status: .notMeasured, measured: "not run"))
+        }
+        let async = AsyncDelivery.scenario(plan.asyncElements)
+        let asyncTarget = "async values(): kit <= \(asyncMaxRatioToAsyncStream)x a hand-fed AsyncStream"
+        if let kit = report.median(async, AsyncDelivery.kitChannel),
+            let stream = report.median(async, AsyncDelivery.asyncStream)
+        {
+            report.addTarget(
+                TargetRow(
+                    target: asyncTarget, status: kit / stream <= asyncMaxRatioToAsyncStream ? .met : .missed,
+                    measured:
+                        "kit \(formatValue(kit)) / \(formatValue(stream)) ns = \(formatRatio(kit / stream))"))
+        } else {
+            report.addTarget(TargetRow(target: asyncTarget, status: .notMeasured, measured: "not run"))
+        }
+    }
+}
