@@ -1,0 +1,94 @@
+import ObserverGraph
+import Testing
+
+// The code blocks of the article "Values and events" (ObserverGraph.docc/ValuesAndEvents.md),
+// verbatim: DocSnippetTests fails when a block of the article is not found here. Each block is
+// followed by expectations that check what its comments claim; its `print` calls are recorded.
+
+@Suite("Docs: Values and events")
+struct ValuesAndEventsArticleTests {
+    /// What the blocks print: their `print` calls resolve to this method.
+    let output = EventLog()
+
+    func print(_ items: Any...) {
+        output.append(items.map { "\($0)" }.joined(separator: " "))
+    }
+
+    @Test("ObservableValue: the current value at once, then every change")
+    func observableValue() {
+        let credits = ObservableValue(0)
+        let creditsToken = credits.observeValues { print("credits:", $0) }  // prints "credits: 0" at once
+        credits.value = 5  // prints "credits: 5"
+        credits.update { $0 += 10 }  // atomic read-modify-write: prints "credits: 15"
+        #expect(output.all == ["credits: 0", "credits: 5", "credits: 15"])
+        #expect(credits.observerCount == 1)
+        creditsToken.cancel()
+        #expect(credits.observerCount == 0)
+    }
+
+    @Test("EventChannel: no replay")
+    func eventChannel() {
+        let taps = EventChannel<Int>()
+        taps.send(1)  // nobody hears it: no replay
+        let tapsToken = taps.observeValues { print("tap", $0) }
+        taps.send(2)  // prints "tap 2"
+        #expect(output.all == ["tap 2"])
+        tapsToken.cancel()
+    }
+
+    @Test("Termination: the terminal event, then nothing")
+    func termination() {
+        let downloads = EventChannel<String>()
+        let downloadsToken = downloads.observe { event in
+            switch event {
+            case .value(let name): print("downloaded", name)
+            case .finished: print("all done")
+            case .failed(let error): print("stopped:", error)
+            }
+        }
+        downloads.send("report.pdf")  // prints "downloaded report.pdf"
+        downloads.finish()  // prints "all done"; the observer is removed
+        downloads.send("late.pdf")  // ignored: returns false
+        #expect(output.all == ["downloaded report.pdf", "all done"])
+        #expect(!downloads.send("late.pdf") && downloads.observerCount == 0)
+        #expect(downloadsToken.isCancelled)
+    }
+
+    @Test("ViewState: a recoverable error is a value")
+    func viewState() {
+        struct Offline: Error {}
+        let screen = ObservableValue<ViewState<[String]>>(.loading)
+        screen.value = ViewState(Result<[String], any Error>.failure(Offline()))  // .error: show "retry"
+        if case .error(let error) = screen.value {
+            #expect(error is Offline)
+        } else {
+            Issue.record("expected .error, got \(screen.value)")
+        }
+        screen.value = ViewState(Result<[String], any Error>.success(["Laundry"]))  // .result(["Laundry"])
+        #expect(screen.value.result == ["Laundry"] && screen.terminalEvent == nil)
+    }
+
+    @Test("A TokenBag cancels all its tokens")
+    func tokenBag() {
+        let bag = TokenBag()
+        let balance = ObservableValue(0)
+        balance.observeValues { print("balance:", $0) }.store(in: bag)  // prints "balance: 0"
+        balance.value = 3  // prints "balance: 3"
+        bag.cancelAll()  // the closure is released; nothing more is printed
+        balance.value = 4
+        #expect(output.all == ["balance: 0", "balance: 3"])
+        #expect(bag.count == 0 && balance.observerCount == 0)
+    }
+
+    @Test("A write-back from an observer is delivered after the current event")
+    func reentrantWrite() {
+        let level = ObservableValue(0)
+        let clamp = level.observeValues { if $0 > 10 { level.value = 10 } }  // writes back
+        let seen = ObservableValue<[Int]>([])
+        let recorder = level.observeValues { value in seen.update { $0.append(value) } }
+        level.value = 12  // both observers see 12, then 10: seen.value == [0, 12, 10]
+        #expect(seen.value == [0, 12, 10] && level.value == 10)
+        clamp.cancel()
+        recorder.cancel()
+    }
+}
