@@ -58,14 +58,14 @@ struct ValuesAndEventsArticleTests {
     func viewState() {
         struct Offline: Error {}
         let screen = ObservableValue<ViewState<[String]>>(.loading)
+        let states = screen.observeValues { print($0) }
         screen.value = ViewState(Result<[String], any Error>.failure(Offline()))  // .error: show "retry"
-        if case .error(let error) = screen.value {
-            #expect(error is Offline)
-        } else {
-            Issue.record("expected .error, got \(screen.value)")
-        }
         screen.value = ViewState(Result<[String], any Error>.success(["Laundry"]))  // .result(["Laundry"])
+        // An error's description names its context, which differs by build: compare the ends.
+        let printed = output.all.map { $0.hasPrefix("error(") && $0.hasSuffix(".Offline())") ? "error" : $0 }
+        #expect(printed == ["loading", "error", #"result(["Laundry"])"#])
         #expect(screen.value.result == ["Laundry"] && screen.terminalEvent == nil)
+        states.cancel()
     }
 
     @Test("A TokenBag cancels all its tokens")
