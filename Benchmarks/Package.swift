@@ -31,7 +31,7 @@ let package = Package(
         // One kit workload alone, for instruction profiles with valgrind's callgrind.
         .executableTarget(
             name: "ObserverGraphProfile",
-            dependencies: [.product(name: "ObserverGraph", package: kitPackage)],
+            dependencies: ["CMallocStats", .product(name: "ObserverGraph", package: kitPackage)],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         // glibc's malloc statistics, which Swift's Glibc module does not expose.

@@ -40,8 +40,12 @@ public enum QueueEvent: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Observes a queue manager.
-public protocol QueueManagerObserver: GraphObserver {
+/// Observes a queue manager: the app's message protocol.
+///
+/// It does not refine the kit's `GraphObserver`, so that a `@MainActor` type may adopt it with a
+/// conformance isolated to the main actor (the kit's own protocols refuse isolated conformances;
+/// the observer adopts those separately, nonisolated).
+public protocol QueueManagerObserver {
     /// The manager reports `event`, after the queue changed; called with no lock held.
     func queueManager(_ manager: QueueManager, didReport event: QueueEvent)
 
@@ -68,6 +72,10 @@ public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
     case badPosition(Int, count: Int)
     /// The title is empty.
     case emptyTitle
+    /// The title has more than `maximum` characters (after trimming).
+    case titleTooLong(length: Int, maximum: Int)
+    /// The title contains a control character (`found` names it: "a line break", "U+001B").
+    case controlCharacterInTitle(found: String)
     /// The store refused to save. The change was made in memory (the queue shows it) but not
     /// stored: the store keeps its previous content, never a half-written one.
     case store(StoreError)
@@ -85,6 +93,10 @@ public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
                 ? "the queue is empty: there is no position \(position)"
                 : "position \(position) is not in 1...\(count)"
         case .emptyTitle: "a title cannot be empty"
+        case .titleTooLong(let length, let maximum):
+            "a title can have at most \(maximum) characters; this one has \(length)"
+        case .controlCharacterInTitle(let found):
+            "a title cannot contain control characters (found \(found)); give one line of plain text"
         case .store(let error): error.description
         }
     }

@@ -130,7 +130,7 @@ public final class QueueItem: GraphObservable, Sendable {
         _ value: ObservableValue<Value>, as change: @escaping @Sendable (Value, Value) -> QueueItemChange
     ) {
         let previous = GraphLock<Value?>(nil)
-        value.observeValues { [weak self] newValue in
+        value.observeValuesNonisolated { [weak self] newValue in
             let old = previous.withLock { state in
                 defer { state = newValue }
                 return state

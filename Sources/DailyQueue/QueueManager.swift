@@ -59,7 +59,7 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
                 queuePosition: $0.queuePosition)
         }
         let queued = items.filter { $0.queuePosition != nil }.sorted { $0.queuePosition! < $1.queuePosition! }
-        queue.replace(with: queued)
+        queue.reload(with: queued)
         renumber()
         for item in queued { item.addObserver(self) }
     }
@@ -79,16 +79,16 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     }
 
     /// Stores a new item and, if it qualifies today, appends it to the queue (and subscribes
-    /// to it). The title is trimmed.
+    /// to it). The title is trimmed and checked by `ItemTitle.validated(_:)`.
     ///
     /// Thread safety: the manager's thread.
     /// Callbacks: `queue` observers (inserts), then `.added` or `.stored` to manager observers.
-    /// - Throws: `.emptyTitle`; `.store` if saving failed (the store keeps its old content).
+    /// - Throws: `.emptyTitle`, `.titleTooLong`, `.controlCharacterInTitle` (nothing changes);
+    ///   `.store` if saving failed (the store keeps its old content).
     /// - Complexity: O(n) for the save, n = stored items.
     @discardableResult
     public func add(title: String, day: Weekday? = nil, done: Bool = true) throws(QueueError) -> QueueItem {
-        let trimmed = title.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else { throw .emptyTitle }
+        let trimmed = try ItemTitle.validated(title)
         let item = QueueItem(id: ItemID(nextID), title: trimmed, done: done, dayOfTheWeek: day ?? currentDay)
         nextID += 1
         items.append(item)

@@ -7,22 +7,34 @@ import ObserverGraph
 /// as a corrupt store, which the screen can offer to retry. `rows` delivers the fine-grained
 /// changes for a table. The view model observes its manager as a tracking observer; when it is
 /// released, its edges disappear from the manager.
-public final class QueueViewModel: GraphTrackingObserver, QueueManagerObserver {
+///
+/// It is what a Swift 6 app writes: `@MainActor`, like the screen that shows it. Its conformance
+/// to the kit's `GraphTrackingObserver` is nonisolated (the kit requires that, and the defaults
+/// need nothing else); its conformance to the app's `QueueManagerObserver` is isolated to the
+/// main actor, so the manager's reports run as plain main-actor code. The manager belongs to the
+/// view model and is only used on the main actor, so its reports arrive synchronously: after
+/// `add(title:)` returns, `state` and `rows` already show the new item.
+@MainActor
+public final class QueueViewModel: GraphTrackingObserver, @MainActor QueueManagerObserver {
     /// The node that records the view model's subscription to its manager.
     public let graphNode = GraphNode()
     /// What the screen shows (a new state is delivered only when it differs from the last).
     public let state = ObservableValue<ViewState<[QueueItemSnapshot]>>(.loading, skipsEqualValues: true)
     /// The manager, once loaded.
     public private(set) var manager: QueueManager?
-    /// The queue as rows, with fine-grained changes (inserts, deletes, moves), once loaded.
-    public private(set) var rows: ObservableArray<QueueItemSnapshot>?
+    /// The queued items as rows, in queue order, with fine-grained changes for a table
+    /// (inserts, deletes, moves, and reloads of items whose title, `done` or day changed). Empty
+    /// until loaded. Kept by diffing the queue after every report of the manager, so it is right
+    /// for every rule, also when an item changes without leaving the queue.
+    public var rows: ReadOnlyObservableArray<QueueItemSnapshot> { rowStorage }
+    private let rowStorage = ObservableArray<QueueItemSnapshot>()
     private let store: any QueueStore
     private let rule: QueueRule
     private let startDay: Weekday
 
     /// A view model for the queue kept in `store`; call `load()` to show it.
     ///
-    /// Thread safety: for one thread (not `Sendable`). Callbacks: none.
+    /// Isolation: the main actor. Callbacks: none.
     /// - Complexity: O(1).
     public init(store: any QueueStore, rule: QueueRule = .doneToday, startDay: Weekday) {
         self.store = store
@@ -32,25 +44,24 @@ public final class QueueViewModel: GraphTrackingObserver, QueueManagerObserver {
 
     /// Loads (or reloads) the queue: `.loading`, then `.result`, `.empty` or `.error`.
     ///
-    /// Thread safety: the view model's thread. Callbacks: `state` observers.
+    /// Isolation: the main actor. Callbacks: `state` and `rows` observers.
     /// - Complexity: O(n log n), n = stored items.
     public func load() {
-        state.value = .loading
+        state.set(.loading)
         do {
             let manager = try QueueManager(store: store, rule: rule, startDay: startDay)
             self.manager?.removeObserver(self)
             self.manager = manager
-            rows = manager.queue.map(\.snapshot)
             manager.addObserver(self)
             refresh()
         } catch {
-            state.value = .error(error)
+            state.set(.error(error))
         }
     }
 
     /// Adds an item for `day` (today by default).
     ///
-    /// Thread safety: the view model's thread. Callbacks: `state` and `rows` observers.
+    /// Isolation: the main actor. Callbacks: `state` and `rows` observers.
     /// - Throws: `QueueError` (nothing changes), `.store` when not loaded.
     /// - Complexity: O(n).
     public func add(title: String, day: Weekday? = nil, done: Bool = true) throws(QueueError) {
@@ -59,13 +70,13 @@ public final class QueueViewModel: GraphTrackingObserver, QueueManagerObserver {
 
     /// Deletes an item.
     ///
-    /// Thread safety: the view model's thread. Callbacks: `state` and `rows` observers.
+    /// Isolation: the main actor. Callbacks: `state` and `rows` observers.
     /// - Throws: `QueueError`. - Complexity: O(n).
     public func delete(_ id: ItemID) throws(QueueError) { try loaded().delete(id) }
 
     /// Moves a queued item to a 1-based position.
     ///
-    /// Thread safety: the view model's thread. Callbacks: `state` and `rows` observers.
+    /// Isolation: the main actor. Callbacks: `state` and `rows` observers.
     /// - Throws: `QueueError`. - Complexity: O(n).
     public func move(_ id: ItemID, to position: Int) throws(QueueError) {
         try loaded().move(id, to: position)
@@ -73,7 +84,7 @@ public final class QueueViewModel: GraphTrackingObserver, QueueManagerObserver {
 
     /// Flips `done`.
     ///
-    /// Thread safety: the view model's thread. Callbacks: `state` and `rows` observers.
+    /// Isolation: the main actor. Callbacks: `state` and `rows` observers.
     /// - Throws: `QueueError`. - Complexity: O(n).
     public func toggleDone(_ id: ItemID) throws(QueueError) {
         let manager = try loaded()
@@ -83,22 +94,24 @@ public final class QueueViewModel: GraphTrackingObserver, QueueManagerObserver {
 
     /// Sets an item's day.
     ///
-    /// Thread safety: the view model's thread. Callbacks: `state` and `rows` observers.
+    /// Isolation: the main actor. Callbacks: `state` and `rows` observers.
     /// - Throws: `QueueError`. - Complexity: O(n).
     public func setDay(_ id: ItemID, _ day: Weekday) throws(QueueError) { try loaded().setDay(id, day) }
 
-    /// Refreshes `state` after every change the manager reports.
+    /// Refreshes `state` and `rows` after every change the manager reports.
     ///
-    /// Thread safety: called by the manager on its thread. Callbacks: `state` observers.
-    /// - Complexity: O(n).
+    /// Isolation: the main actor (an isolated conformance: the manager's broadcast reaches it
+    /// there). Callbacks: `state` and `rows` observers.
+    /// - Complexity: O(n) for a few changes (the rows are diffed by item id).
     public func queueManager(_ manager: QueueManager, didReport event: QueueEvent) {
         refresh()
     }
 
     private func refresh() {
         guard let manager else { return }
-        state.value = ViewState(
-            Result<[QueueItemSnapshot], Never>.success(manager.queue.array.map(\.snapshot)))
+        let snapshots = manager.queue.array.map(\.snapshot)
+        _ = rowStorage.replace(with: snapshots, identifiedBy: \.id)
+        state.set(ViewState(Result<[QueueItemSnapshot], Never>.success(snapshots)))
     }
 
     private func loaded() throws(QueueError) -> QueueManager {

@@ -18,6 +18,12 @@
 //   and `observer(_:didSubscribe: false)` once. A refused call returns `nil` (or `false`) and fires
 //   nothing. An edge that disappears because one side was deallocated fires nothing: there is no
 //   instance left to hand to a callback.
+// - Callback order: an observable's callbacks (its own and its observers' for its edges) arrive
+//   in the order its changes took effect, one at a time. A change made while they are being
+//   delivered (from inside a callback, or on another thread) is queued, and its callbacks run
+//   after the running callback returns, on the delivering thread (which delivers until none is
+//   queued); its call returns at once. So an observer that leaves inside its
+//   `didSubscribe(to:)` is reported joined, then left.
 // - Thread safety: every operation may be called from any thread. No user code (callbacks,
 //   broadcast bodies, deinit of your objects) ever runs while the kit holds a lock.
 // - Reentrancy: callbacks and broadcast bodies may subscribe, unsubscribe and broadcast again.
@@ -193,11 +199,14 @@ public struct ObserverID: Hashable, Sendable, CustomStringConvertible {
     // Object identities are addresses (8-byte aligned: low three bits zero). Generated identities
     // are odd, so the two kinds never collide. Bits 1 and 2 stay zero in both: slots use them as
     // flags.
-    @usableFromInline let _raw: UInt
+    @usableFromInline let _raw: UInt64
 
-    @inlinable init(_raw: UInt) { self._raw = _raw }
+    @inlinable init(_raw: UInt64) { self._raw = _raw }
 
     /// Creates a new identity, different from every other identity in this process.
+    ///
+    /// Identities are 64-bit on every platform, 32-bit ones included: the counter behind them
+    /// repeats after 2^61 identities (at a billion a second, after 73 years).
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: none.
@@ -216,7 +225,7 @@ public struct ObserverID: Hashable, Sendable, CustomStringConvertible {
     /// - Complexity: O(1).
     @inlinable
     public init(_ object: AnyObject) {
-        _raw = UInt(bitPattern: ObjectIdentifier(object))
+        _raw = UInt64(UInt(bitPattern: ObjectIdentifier(object)))
     }
 
     /// A short hexadecimal rendering, for logs and diagrams.
@@ -226,6 +235,26 @@ public struct ObserverID: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         "ObserverID(0x" + String(_raw, radix: 16) + ")"
     }
+}
+
+/// The node of `object` if its class adopts `GraphTrackingObserver`: the check behind
+/// `_graphTrackingNode(object:)` for a subclass that adopted it below a class that adopted
+/// `GraphObserver` (whose protocol hook answers `nil`).
+@usableFromInline
+func _graphDynamicTrackingNode(_ object: AnyObject) -> GraphNode? {
+    // The answer depends only on the class, so it is cached: a conformance check per call
+    // would cost more than the whole subscribe.
+    let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))
+    if _TrackingClassCache.lookup(type) == false { return nil }
+    let tracker = object as? any GraphTrackingObserver
+    _TrackingClassCache.store(type, tracker != nil)
+    return tracker?.graphNode
+}
+
+/// Whether the class with this metadata is known (cached) not to adopt `GraphTrackingObserver`.
+@usableFromInline
+func _graphIsKnownPlainClass(_ type: ObjectIdentifier) -> Bool {
+    _TrackingClassCache.lookup(UInt(bitPattern: type)) == false
 }
 
 /// Which classes are tracking observers (for `_graphTrackingNodeOrCast`): a small direct-mapped
@@ -251,10 +280,27 @@ enum _TrackingClassCache {
 }
 
 enum _ObserverIDSource {
-    static let counter = GraphLock<UInt>(0)
+    static let counter = GraphLock<UInt64>(0)
 }
 
 // MARK: - Protocols
+
+/// What the kit's protocols refine so that no conformance to them can be isolated to an actor.
+///
+/// The kit looks conformances up at run time (an observer stored as an object is handed back as
+/// `any GraphObserver`), from whatever thread changes the graph. A conformance isolated to an
+/// actor (`@MainActor GraphObserver`) is visible only on that actor, so such a lookup would fail
+/// elsewhere. Refining `SendableMetatype` (SE-0470) turns that into a compile error instead:
+/// "cannot form main actor-isolated conformance ... to SendableMetatype-inheriting protocol".
+/// A `@MainActor` class conforms with a nonisolated conformance (the defaults are nonisolated;
+/// mark your own callback implementations `nonisolated`), and may still adopt its app's own
+/// message protocols with isolated conformances: see `GraphObservable.post(as:isolation:_:)`.
+/// Compilers before 6.2 have neither isolated conformances nor `SendableMetatype`.
+#if compiler(>=6.2)
+    public typealias _GraphConformance = SendableMetatype
+#else
+    public typealias _GraphConformance = Any
+#endif
 
 /// Something that can be subscribed to a `GraphObservable`: a class or a struct.
 ///
@@ -266,9 +312,11 @@ enum _ObserverIDSource {
 ///
 /// Everything else has a default. The callbacks are optional.
 ///
-/// Thread safety: the kit calls the callbacks on the thread that made the change. If you change
-/// subscriptions from several threads, make your callbacks safe to call from them.
-public protocol GraphObserver {
+/// Thread safety: the kit calls the callbacks on the thread that made the change, or on the
+/// thread delivering the observable's earlier callbacks at that moment (see "Callback order" in
+/// the file header). If you change subscriptions from several threads, make your callbacks safe
+/// to call from them.
+public protocol GraphObserver: _GraphConformance {
     /// The identity observables use to tell this observer from others.
     ///
     /// Classes get object identity by default; tracking observers are identified by their node.
@@ -278,15 +326,17 @@ public protocol GraphObserver {
 
     /// Called once after this observer was subscribed to `observable`.
     ///
-    /// Runs on the subscribing thread, with no lock held; it may subscribe, unsubscribe or
-    /// broadcast.
+    /// Runs with no lock held, after the callbacks of earlier changes of `observable`; it may
+    /// subscribe, unsubscribe or broadcast. A change it makes to `observable`'s edges is reported
+    /// after it (and the observable's `observer(_:didSubscribe: true)`) returned.
     func didSubscribe(to observable: any GraphObservable)
 
     /// Called once after this observer was removed from `observable` by `unsubscribe`, or by
     /// `removeAllObservers` / `unsubscribeFromAll`.
     ///
-    /// Runs on the thread that removed it, with no lock held. Not called when the edge
-    /// disappears because `observable` was deallocated.
+    /// Runs with no lock held, in the order `observable`'s changes took effect (as
+    /// `didSubscribe(to:)`). Not called when the edge disappears because `observable` was
+    /// deallocated.
     func didUnsubscribe(from observable: any GraphObservable)
 
     /// A name for this observer in diagrams, graph exports and logs.
@@ -312,7 +362,7 @@ public protocol GraphObserver {
 /// Everything else (`addObserver`, `removeObserver`, `observers`, `broadcast`, ...) has a default.
 ///
 /// Thread safety: every default implementation is safe to call from any thread.
-public protocol GraphObservable: AnyObject {
+public protocol GraphObservable: AnyObject, _GraphConformance {
     /// The kit's storage for this object's edges. Store it as `let graphNode = GraphNode()`:
     /// one node per object, never replaced.
     var graphNode: GraphNode { get }
@@ -320,8 +370,9 @@ public protocol GraphObservable: AnyObject {
     /// Called once after `observer` was subscribed (`subscribed == true`) or removed
     /// (`subscribed == false`). Optional.
     ///
-    /// Runs on the thread that made the change, with no lock held, after the observer's own
-    /// callback. Not called when the edge disappears because the observer was deallocated.
+    /// Runs with no lock held, after the observer's own callback, in the order this observable's
+    /// changes took effect (see "Callback order" in the file header). Not called when the edge
+    /// disappears because the observer was deallocated.
     func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool)
 
     /// A name for this observable in diagrams, graph exports and logs.
@@ -353,30 +404,33 @@ extension GraphObserver {
     ///
     /// Thread safety: see `GraphObserver`. Callbacks: none.
     /// - Complexity: O(1).
-    public func didSubscribe(to observable: any GraphObservable) {}
+    @inlinable public func didSubscribe(to observable: any GraphObservable) {}
 
     /// Default: does nothing. Implement it to learn about removed subscriptions.
     ///
     /// Thread safety: see `GraphObserver`. Callbacks: none.
     /// - Complexity: O(1).
-    public func didUnsubscribe(from observable: any GraphObservable) {}
+    @inlinable public func didUnsubscribe(from observable: any GraphObservable) {}
 
     /// Default: `nil`, because a plain observer keeps no node. Exists so that the kit finds a
     /// tracking observer's node without a dynamic cast.
     ///
     /// Thread safety: pure. Callbacks: none.
     /// - Complexity: O(1).
-    public var _graphTrackingNode: GraphNode? { nil }
+    @inlinable public var _graphTrackingNode: GraphNode? { nil }
 
     /// Subscribes this observer to `observable`; the same as `observable.addObserver(self)`.
     ///
-    /// Thread safety: safe from any thread.
+    /// Thread safety: safe from any thread. `isolation` (by default the caller's actor, `nil`
+    /// from nonisolated code) is where `post(as:isolation:_:)` reaches this observer.
     /// Callbacks: on success, `didSubscribe(to:)` then `observer(_:didSubscribe: true)`.
     /// - Returns: `true` if added, `false` if it was already subscribed (nothing fires).
     /// - Complexity: expected O(1).
     @discardableResult
-    public func subscribe(to observable: any GraphObservable) -> Bool {
-        observable.addObserver(self) != nil
+    public func subscribe(
+        to observable: any GraphObservable, isolation: (any Actor)? = #isolation
+    ) -> Bool {
+        observable.addObserver(self, isolation: isolation) != nil
     }
 
     /// Removes this observer from `observable`; the same as `observable.removeObserver(self)`.
@@ -403,31 +457,29 @@ extension GraphObserver {
     /// The node of this observer if it is a tracking observer. The protocol hook answers without
     /// a cast; the cast catches a subclass that adopted `GraphTrackingObserver` below a class
     /// that adopted `GraphObserver` (its hook is the base class's `nil`).
+    @inlinable
     var _graphTrackingNodeOrCast: GraphNode? {
         _graphTrackingNode(object: _graphObjectIfClass)
     }
 
     /// `_graphTrackingNodeOrCast` for a caller that already has `_graphObjectIfClass`.
+    @inlinable
     func _graphTrackingNode(object: AnyObject?) -> GraphNode? {
         if let node = _graphTrackingNode { return node }
         guard let object else { return nil }
-        // The answer depends only on the class, so it is cached: a conformance check per call
-        // would cost more than the whole subscribe.
-        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))
-        if _TrackingClassCache.lookup(type) == false { return nil }
-        let tracker = object as? any GraphTrackingObserver
-        _TrackingClassCache.store(type, tracker != nil)
-        return tracker?.graphNode
+        return _graphDynamicTrackingNode(object)
     }
 
     /// This observer as an object reference when it is a class instance, without the bridging
     /// machinery that `as AnyObject` goes through in generic code; `nil` for a value type.
+    @inlinable
     var _graphObjectIfClass: AnyObject? {
         guard Self.self is AnyObject.Type else { return nil }
         return unsafeBitCast(self, to: AnyObject.self)
     }
 
     /// The key observables file this observer under: the node for tracking observers.
+    @inlinable
     var _graphEdgeKey: ObserverID {
         if let node = _graphTrackingNodeOrCast { return ObserverID(node) }
         return observerID
@@ -439,7 +491,7 @@ extension GraphObserver where Self: AnyObject {
     ///
     /// Thread safety: pure. Callbacks: none.
     /// - Complexity: O(1).
-    public var observerID: ObserverID { ObserverID(self) }
+    @inlinable public var observerID: ObserverID { ObserverID(self) }
 }
 
 extension GraphObserver {
@@ -510,7 +562,9 @@ extension GraphTrackingObserver {
         var result: [any GraphObservable] = []
         result.reserveCapacity(slots.count)
         for slot in slots {
-            if let object = slot.object { result.append(_graphObservable(object)) }
+            if let object = slot.object, let observable = _graphObservable(object) {
+                result.append(observable)
+            }
         }
         return result
     }
@@ -539,7 +593,7 @@ extension GraphTrackingObserver {
         let live: [AnyObject] = graphNode._state.withLock { $0.subscriptions.liveObjects() }
         var removed: [any GraphObservable] = []
         for object in live {
-            let observable = _graphObservable(object)
+            guard let observable = _graphObservable(object) else { continue }
             if observable.removeObserver(self) != nil { removed.append(observable) }
         }
         return removed
@@ -553,7 +607,7 @@ extension GraphObservable {
     ///
     /// Thread safety: see `GraphObservable`. Callbacks: none.
     /// - Complexity: O(1).
-    public func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool) {}
+    @inlinable public func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool) {}
 
     /// Subscribes `observer`: it joins the end of the observer list.
     ///
@@ -561,62 +615,98 @@ extension GraphObservable {
     /// tracking observer, this observable joins its `subscriptions` in the same critical section.
     /// A class observer is held weakly; a struct observer is stored by value.
     ///
-    /// Thread safety: safe from any thread.
+    /// `isolation` says where the observer lives: by default the caller's actor (`#isolation`),
+    /// so a `@MainActor` view model that adds itself from the main actor is reached by
+    /// `post(as:isolation:_:)` on the main actor. From nonisolated code it is `nil`: posts call
+    /// the observer on the posting thread. Pass an actor explicitly to add an observer that lives
+    /// on another actor. `broadcast(as:_:)` ignores it (it calls every observer where it runs).
+    ///
+    /// Thread safety: safe from any thread. The observer and its isolation are recorded in one
+    /// critical section.
     /// Callbacks: on success, `observer.didSubscribe(to: self)` then
-    /// `self.observer(observer, didSubscribe: true)`, once each, with no lock held.
-    /// - Returns: `observer` if it was added; `nil` if it was already subscribed (nothing fires).
+    /// `self.observer(observer, didSubscribe: true)`, once each, with no lock held, in the order
+    /// this observable's changes took effect (see "Callback order" in the file header): before
+    /// this returns, unless it was called from inside a callback of this observable or while
+    /// another thread delivers them (then they follow the running callback).
+    /// - Returns: `observer` if it was added; `nil` if it was already subscribed (nothing fires,
+    ///   and its recorded isolation stays).
     /// - Complexity: expected O(1) (amortized; an occasional O(n) sweep drops deallocated
     ///   observers, and the first change made while a broadcast is running copies the list).
+    @inlinable
     @discardableResult
-    public func addObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
-        let (added, sweepDue) = _subscribeDeferringSweep(observer)
+    public func addObserver<Observer: GraphObserver>(
+        _ observer: Observer, isolation: (any Actor)? = #isolation
+    ) -> Observer? {
+        let (outcome, turn) = _insertObserver(observer, isolation: isolation, queueing: true)
+        guard case .inserted(let sweepDue) = outcome else { return nil }
+        if turn {
+            observer.didSubscribe(to: self)
+            self.observer(observer, didSubscribe: true)
+            _deliverQueuedCallbacks()
+        }
         if sweepDue { graphNode._sweepDeadObservers() }
-        return added ? observer : nil
+        return observer
     }
 
-    /// `subscribe` without the occasional sweep for deallocated observers, which the caller must
-    /// run (after unlocking, if it holds a lock of its own) when `sweepDue` is true: the sweep
-    /// loads weak references, and releasing what it loaded may run a deinit.
-    func _subscribeDeferringSweep<Observer: GraphObserver>(_ observer: Observer) -> (
-        added: Bool, sweepDue: Bool
-    ) {
-        let node = graphNode
-        let outcome: _InsertOutcome
-        let instance = observer._graphObjectIfClass
-        if let object = instance, let trackerNode = observer._graphTrackingNode(object: object) {
-            let trackerKey = ObserverID(trackerNode)
-            let selfKey = ObserverID(node)
-            outcome = GraphNode._withEdge(observable: node, tracker: trackerNode) {
-                observers, subscriptions in
-                let outcome = observers.insert(
-                    key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
-                guard case .inserted = outcome else { return outcome }
-                // Present here only if inconsistent, which the edge lock rules out; an entry
-                // left by a deallocated object is replaced.
-                _ = subscriptions.insert(key: selfKey, object: self, flags: 0, box: nil)
-                return outcome
-            }
-        } else {
-            let key = observer.observerID
-            let object: AnyObject
-            let box: _ValueObserverBox?
-            if let instance {
-                object = instance
-                box = nil
-            } else {
-                let newBox = _ValueObserverBox(observer)
-                object = newBox
-                box = newBox
-            }
-            let flags = box == nil ? 0 : _SlotFlags.boxed
-            outcome = node._state.withLock {
-                $0.observers.insert(key: key, object: object, flags: flags, box: box)
-            }
-        }
+    /// `subscribe` for the kit's own observers, whose callbacks are no-ops (the events layer calls
+    /// it while holding a lock of its own): the callbacks fire at once, outside this observable's
+    /// callback order, and the occasional sweep for deallocated observers is left to the caller,
+    /// which must run it (after unlocking) when `sweepDue` is true: the sweep loads weak
+    /// references, and releasing what it loaded may run a deinit.
+    @inlinable
+    func _subscribeDeferringSweep<Observer: GraphObserver>(
+        _ observer: Observer, isolation: (any Actor)? = nil
+    ) -> (added: Bool, sweepDue: Bool) {
+        let (outcome, _) = _insertObserver(observer, isolation: isolation, queueing: false)
         guard case .inserted(let sweepDue) = outcome else { return (false, false) }
         observer.didSubscribe(to: self)
         self.observer(observer, didSubscribe: true)
         return (true, sweepDue)
+    }
+
+    /// Inserts the edge in one critical section. With `queueing`, the same critical section
+    /// takes this observable's callback turn (`turn == true`: the caller fires the callbacks,
+    /// then delivers what was queued meanwhile) or, when a delivery is running, queues them.
+    @inlinable
+    func _insertObserver<Observer: GraphObserver>(
+        _ observer: Observer, isolation: (any Actor)?, queueing: Bool
+    ) -> (outcome: _InsertOutcome, turn: Bool) {
+        let node = graphNode
+        let instance = observer._graphObjectIfClass
+        if let object = instance, let trackerNode = observer._graphTrackingNode(object: object) {
+            let trackerKey = ObserverID(trackerNode)
+            let selfKey = ObserverID(node)
+            return GraphNode._withEdge(observable: node, tracker: trackerNode) {
+                observers, subscriptions, callbacks, isolations in
+                let outcome = observers.insert(
+                    key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
+                guard case .inserted = outcome else { return (outcome, false) }
+                _NodeIsolation.record(isolation, for: trackerKey, in: &isolations)
+                // Present here only if inconsistent, which the edge lock rules out; an entry
+                // left by a deallocated object is replaced.
+                _ = subscriptions.insert(key: selfKey, object: self, flags: 0, box: nil)
+                guard queueing else { return (outcome, false) }
+                return (outcome, callbacks.admit(observer, subscribed: true, removed: nil))
+            }
+        }
+        let key = observer.observerID
+        let object: AnyObject
+        let box: _ValueObserverBox?
+        if let instance {
+            object = instance
+            box = nil
+        } else {
+            let newBox = _ValueObserverBox(observer)
+            object = newBox
+            box = newBox
+        }
+        let flags = box == nil ? 0 : _SlotFlags.boxed
+        return node._state.withLock { state in
+            let outcome = state.observers.insert(key: key, object: object, flags: flags, box: box)
+            if case .inserted = outcome { _NodeIsolation.record(isolation, for: key, in: &state.isolation) }
+            guard case .inserted = outcome, queueing else { return (outcome, false) }
+            return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil))
+        }
     }
 
     /// Removes `observer`.
@@ -627,59 +717,107 @@ extension GraphObservable {
     /// Thread safety: safe from any thread. See the file header for removals made while a
     /// broadcast runs.
     /// Callbacks: on success, `observer.didUnsubscribe(from: self)` then
-    /// `self.observer(observer, didSubscribe: false)`, once each, with no lock held.
+    /// `self.observer(observer, didSubscribe: false)`, once each, with no lock held, in the order
+    /// this observable's changes took effect (as for `addObserver(_:)`).
     /// - Returns: `observer` if it was removed; `nil` if it was not subscribed (nothing fires).
     /// - Complexity: expected O(1) (amortized).
+    @inlinable
     @discardableResult
     public func removeObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
-        let node = graphNode
-        let removed: _Removed?
-        if let trackerNode = observer._graphTrackingNodeOrCast {
-            removed = GraphNode._detachEdge(observable: node, tracker: trackerNode)
-        } else {
-            let key = observer.observerID
-            removed = node._state.withLock { $0.observers.remove(key: key) }
-        }
-        guard let removed else { return nil }
-        observer.didUnsubscribe(from: self)
-        self.observer(observer, didSubscribe: false)
-        withExtendedLifetime(removed) {}  // released here, after the callbacks, with no lock held
-        return observer
+        let trackerNode = observer._graphTrackingNodeOrCast
+        let key = trackerNode == nil ? observer.observerID : ObserverID(_raw: 0)
+        return _removeObserver(observer, trackerNode: trackerNode, key: key) ? observer : nil
     }
 
-    /// Removes every observer.
+    /// Removes the edge to `observer`, filed under `trackerNode` for a tracking observer, else
+    /// under `key`, and fires (or queues) its callbacks; `false` if it was not there. A caller
+    /// `holdingTurn` keeps the turn (and gives it back itself, with `_deliverQueuedCallbacks`).
+    @usableFromInline
+    func _removeObserver<Observer: GraphObserver>(
+        _ observer: Observer, trackerNode: GraphNode?, key: ObserverID, holdingTurn: Bool = false
+    ) -> Bool {
+        let node = graphNode
+        let removed: _Removed?
+        let now: Bool
+        if let trackerNode {
+            (removed, now) = GraphNode._detachEdge(observable: node, tracker: trackerNode) {
+                $1.admit(observer, subscribed: false, removed: $0, holdingTurn: holdingTurn)
+            }
+        } else {
+            (removed, now) = node._state.withLock { state in
+                state.isolation?.forget(key)
+                guard let removed = state.observers.remove(key: key) else { return (nil, false) }
+                let now = state.callbacks.admit(
+                    observer, subscribed: false, removed: removed, holdingTurn: holdingTurn)
+                return (removed, now)
+            }
+        }
+        guard let removed else { return false }
+        if now {
+            observer.didUnsubscribe(from: self)
+            self.observer(observer, didSubscribe: false)
+            withExtendedLifetime(removed) {}  // released here, after the callbacks, with no lock held
+            if !holdingTurn { _deliverQueuedCallbacks() }
+        }
+        return true
+    }
+
+    /// Removes every observer, one edge at a time, in registration order.
     ///
-    /// Plain observers are removed in one critical section; each tracking observer's edge is then
-    /// removed atomically on both sides. Observers subscribed concurrently while this runs may
-    /// remain.
+    /// Each removal is atomic (for a tracking observer, on both sides). Observers subscribed
+    /// concurrently while this runs may remain.
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: for each removed observer, in registration order, `didUnsubscribe(from:)` then
-    /// `observer(_:didSubscribe: false)`, with no lock held.
+    /// `observer(_:didSubscribe: false)`, with no lock held, in the order this observable's
+    /// changes took effect (as for `addObserver(_:)`).
     /// - Returns: the removed observers, in registration order.
     /// - Complexity: O(n), n = number of observers.
     @discardableResult
     public func removeAllObservers() -> [any GraphObserver] {
-        let node = graphNode
-        var detached = node._state.withLock { $0.observers.detachAll() }
-        for i in detached.indices where !detached[i].removed {
-            guard
-                let trackerNode = _graphObserver(detached[i].object, bits: detached[i].bits)
-                    ._graphTrackingNodeOrCast
-            else { continue }
-            let edge = GraphNode._detachEdge(observable: node, tracker: trackerNode)
-            detached[i].removed = edge != nil
-            withExtendedLifetime(edge) {}
+        // Holds the callback turn for the whole loop when it is free, so that each removal does
+        // not take and give it back; a change queued meanwhile is delivered in order at the end.
+        let (slots, turn) = graphNode._state.withLock { state in
+            let turn = !state.callbacks.delivering
+            state.callbacks.delivering = true
+            return (state.observers.slots, turn)
         }
         var result: [any GraphObserver] = []
-        result.reserveCapacity(detached.count)
-        for entry in detached where entry.removed {
-            let observer = _graphObserver(entry.object, bits: entry.bits)
-            observer.didUnsubscribe(from: self)
-            self.observer(observer, didSubscribe: false)
-            result.append(observer)
+        result.reserveCapacity(slots.count)
+        var sawDead = false
+        for slot in slots where slot.bits != 0 {
+            guard let object = slot.object else {
+                sawDead = true
+                continue
+            }
+            guard let observer = _graphObserver(object, bits: slot.bits) else { continue }
+            // The slot says how the observer is filed: only a tracking one needs its node.
+            let trackerNode = slot.bits & _SlotFlags.tracking != 0 ? observer._graphTrackingNodeOrCast : nil
+            if _removeObserver(observer, trackerNode: trackerNode, key: slot.key, holdingTurn: turn) {
+                result.append(observer)
+            }
         }
+        if turn { _deliverQueuedCallbacks() }
+        if sawDead { graphNode._sweepDeadObservers() }
         return result
+    }
+
+    /// Delivers the callbacks queued on this observable while this thread had the turn, until
+    /// none is left; then gives the turn back. Runs with no lock held.
+    @usableFromInline
+    func _deliverQueuedCallbacks() {
+        let node = graphNode
+        while let batch = node._state.withLock({ $0.callbacks.takeBatch() }) {
+            for pending in batch {
+                if pending.subscribed {
+                    pending.observer.didSubscribe(to: self)
+                    self.observer(pending.observer, didSubscribe: true)
+                } else {
+                    pending.observer.didUnsubscribe(from: self)
+                    self.observer(pending.observer, didSubscribe: false)
+                }
+            }
+        }  // each batch, and what its removals took out, is released here, with no lock held
     }
 
     /// Whether `observer` is subscribed right now ("am I subscribed").
@@ -688,9 +826,27 @@ extension GraphObservable {
     /// other threads change the graph.
     /// Callbacks: none.
     /// - Complexity: expected O(1).
-    public func hasObserver(_ observer: some GraphObserver) -> Bool {
+    @inlinable
+    public func hasObserver<Observer: GraphObserver>(_ observer: Observer) -> Bool {
+        let node = graphNode
+        if Observer.self is AnyObject.Type, observer._graphTrackingNode == nil {
+            // A class observer whose protocol hook says "not tracking" is filed under its
+            // `observerID`, unless its class adopted `GraphTrackingObserver` below (then under
+            // its node). A live entry under that key is this observer (two observers with one
+            // `ObserverID` are the same observer): found without reading its class.
+            let key = observer.observerID
+            if node._state.withLock({ $0.observers.liveObject(for: key) }) != nil { return true }
+            // The class check reads the class from the reference (no copy of it) and answers from
+            // the cache when it can.
+            guard !_graphIsKnownPlainClass(ObjectIdentifier(type(of: observer))),
+                let object = observer._graphObjectIfClass,
+                let trackerNode = _graphDynamicTrackingNode(object)
+            else { return false }
+            let trackerKey = ObserverID(trackerNode)
+            return node._state.withLock { $0.observers.liveObject(for: trackerKey) } != nil
+        }
         let key = observer._graphEdgeKey
-        let live: AnyObject? = graphNode._state.withLock { $0.observers.liveObject(for: key) }
+        let live: AnyObject? = node._state.withLock { $0.observers.liveObject(for: key) }
         return live != nil
     }
 
@@ -704,7 +860,9 @@ extension GraphObservable {
         var result: [any GraphObserver] = []
         result.reserveCapacity(slots.count)
         for slot in slots {
-            if let object = slot.object { result.append(_graphObserver(object, bits: slot.bits)) }
+            if let object = slot.object, let observer = _graphObserver(object, bits: slot.bits) {
+                result.append(observer)
+            }
         }
         return result
     }
@@ -740,6 +898,250 @@ extension GraphObservable {
     }
 }
 
+// MARK: - Posting to observers on their actors
+
+/// What `post(as:isolation:_:)` did with one message.
+///
+/// Thread safety: a value type; `Sendable`.
+/// Callbacks: none.
+/// - Complexity: O(1) for every member.
+public struct GraphPostResult: Sendable, Equatable, CustomStringConvertible {
+    /// Observers called before `post` returned: those with no isolation (called on the posting
+    /// thread) and those that live on the posting actor.
+    public var delivered: Int
+    /// Observers whose call was queued on their own actor. Each is called there exactly once, in
+    /// post order, unless it leaves (or is deallocated) first or is not a `T` there.
+    public var enqueued: Int
+    /// Observers called here that are not a `T`. An observer added with no isolation whose
+    /// conformance to `T` is isolated to an actor is not a `T` off that actor, so it is counted
+    /// here: add it from its actor (or with `isolation:`) so that posts reach it there.
+    public var skipped: Int
+
+    /// A result with the given counts.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
+    public init(delivered: Int = 0, enqueued: Int = 0, skipped: Int = 0) {
+        self.delivered = delivered
+        self.enqueued = enqueued
+        self.skipped = skipped
+    }
+
+    /// `delivered 2, enqueued 1, skipped 0`.
+    ///
+    /// Thread safety: pure. Callbacks: none.
+    /// - Complexity: O(1).
+    public var description: String {
+        "delivered \(delivered), enqueued \(enqueued), skipped \(skipped)"
+    }
+}
+
+extension GraphObservable {
+    /// Calls `body` with each current observer that is a `T`, each on its own actor: the typed
+    /// broadcast for Swift concurrency.
+    ///
+    ///     // anywhere, on any thread or actor:
+    ///     wallet.post(as: (any WalletObserver).self) { $0.creditsChanged(to: credits) }
+    ///
+    /// Where each observer is called depends on the isolation recorded when it was added
+    /// (`addObserver(_:isolation:)`, by default the adding code's actor):
+    /// - no isolation: called here, on the posting thread, before `post` returns;
+    /// - the posting actor (`isolation`, by default the caller's): called here, before `post`
+    ///   returns, after any earlier posts still queued for it;
+    /// - another actor: queued in a first-in, first-out mailbox per actor, drained on that actor
+    ///   by one task at a time. There, the observer's actor-isolated conformances are visible, so
+    ///   a `@MainActor` view model with `@MainActor WalletObserver` is a `T`.
+    ///
+    /// So each observer receives the posts in the order they were made (per posting thread), each
+    /// exactly once, on its actor. An observer removed before its queued call runs is not called
+    /// (a removal made on its actor takes effect at once). A post made on an actor while that
+    /// actor is running this node's queued posts (from inside `body`) is queued behind them.
+    ///
+    /// Thread safety: safe from any thread or actor. `body` is `@Sendable`, so what it captures
+    /// crosses to the observers' actors safely.
+    /// Callbacks: `body`, once per observer that is a `T`, where described above.
+    /// - Returns: how many observers were called here, queued elsewhere, or skipped.
+    /// - Complexity: O(n) for n observers, plus one allocation per post for each other actor.
+    @discardableResult
+    public func post<T>(
+        as type: T.Type = T.self, isolation: isolated (any Actor)? = #isolation,
+        _ body: @escaping @Sendable (T) -> Void
+    ) -> GraphPostResult {
+        graphNode._post(as: type, from: isolation, body)
+    }
+}
+
+/// The per-node record of observers' actors and the mailboxes of posts queued for them.
+/// Guarded by the node's lock; allocated on the first observer added with an isolation.
+@usableFromInline
+final class _NodeIsolation {
+    /// The actor of each observer that was added with one, by edge key.
+    var actors: [ObserverID: any Actor] = [:]
+    /// Posts waiting for an actor, by the actor's identity.
+    var mailboxes: [ObjectIdentifier: _PostMailbox] = [:]
+
+    /// Records `actor` for `key` (or forgets a stale record when `actor` is `nil`).
+    @usableFromInline
+    static func record(_ actor: (any Actor)?, for key: ObserverID, in isolation: inout _NodeIsolation?) {
+        if let actor {
+            if isolation == nil { isolation = _NodeIsolation() }
+            isolation?.actors[key] = actor
+        } else {
+            isolation?.forget(key)
+        }
+    }
+
+    @usableFromInline
+    func forget(_ key: ObserverID) {
+        if !actors.isEmpty { actors[key] = nil }
+    }
+
+    @usableFromInline
+    func forget(_ bits: UInt64) {
+        forget(ObserverID(_raw: bits & _SlotFlags.keyMask))
+    }
+}
+
+/// Posts queued for one actor, with the state of the task that drains them.
+struct _PostMailbox {
+    let actor: any Actor
+    var pending: [_PendingPost] = []
+    /// A task is on its way to drain this mailbox.
+    var scheduled = false
+    /// A drain is running on the actor right now (posts made from inside it queue behind it).
+    var running = false
+}
+
+/// One post for the observers of one actor: their slots (weak) and the typed call.
+struct _PendingPost {
+    let targets: ContiguousArray<_Slot>
+    /// Casts the object (on the actor) and calls the body; `false` when it is not a `T`.
+    let deliver: @Sendable (AnyObject, UInt64) -> Bool
+}
+
+extension GraphNode {
+    func _post<T>(as type: T.Type, from caller: (any Actor)?, _ body: @escaping @Sendable (T) -> Void)
+        -> GraphPostResult
+    {
+        let deliver: @Sendable (AnyObject, UInt64) -> Bool = { object, bits in
+            let target: T?
+            if bits & _SlotFlags.boxed != 0 {
+                target = unsafeDowncast(object, to: _ValueObserverBox.self).observer as? T
+            } else {
+                target = object as? T
+            }
+            guard let target else { return false }
+            body(target)
+            return true
+        }
+        let callerKey = caller.map { ObjectIdentifier($0) }
+        // Earlier posts queued for the posting actor go first (it is this actor: run them now),
+        // unless they are being run right now further up this stack.
+        let callerBusy = callerKey.map { _flushPosts(for: $0) } ?? false
+        var removedOnThisThread = false
+        return withUnsafeMutablePointer(to: &removedOnThisThread) { flag in
+            let (slots, layout, actors) = _beginPost(flag)
+            var dead: [_DeadEntry] = []
+            defer { _endBroadcast(flag, layout: layout, dead: dead) }
+            var result = GraphPostResult()
+            var queued: [ObjectIdentifier: (actor: any Actor, targets: ContiguousArray<_Slot>)] = [:]
+            for position in slots.indices {
+                let bits = slots[position].bits
+                if bits == 0 { continue }
+                if flag.pointee && !_isSubscribed(bits: bits) { continue }
+                if !actors.isEmpty, let actor = actors[ObserverID(_raw: bits & _SlotFlags.keyMask)] {
+                    let key = ObjectIdentifier(actor)
+                    if key != callerKey || callerBusy {
+                        queued[key, default: (actor, [])].targets.append(slots[position])
+                        result.enqueued += 1
+                        continue
+                    }
+                }
+                guard let object = slots[position].object else {
+                    dead.append(_DeadEntry(position: position, bits: bits))
+                    continue
+                }
+                if deliver(object, bits) { result.delivered += 1 } else { result.skipped += 1 }
+            }
+            for (key, entry) in queued {
+                _enqueuePost(
+                    _PendingPost(targets: entry.targets, deliver: deliver), for: key, on: entry.actor)
+            }
+            return result
+        }
+    }
+
+    /// The observers, the layout, and the observers' actors, in one critical section.
+    func _beginPost(_ flag: UnsafeMutablePointer<Bool>)
+        -> (ContiguousArray<_Slot>, UInt, [ObserverID: any Actor])
+    {
+        let thread = _currentThreadID()
+        return _state.withLock { state in
+            state.observers.broadcasts.append(_ActiveBroadcast(thread: thread, flag: flag))
+            return (state.observers.slots, state.observers.layout, state.isolation?.actors ?? [:])
+        }
+    }
+
+    /// Queues `post` for `actor`; starts a task to drain the mailbox unless one is on its way or
+    /// running.
+    func _enqueuePost(_ post: _PendingPost, for key: ObjectIdentifier, on actor: any Actor) {
+        let mustSchedule = _state.withLock { state -> Bool in
+            if state.isolation == nil { state.isolation = _NodeIsolation() }
+            guard let isolation = state.isolation else { return false }
+            var mailbox = isolation.mailboxes[key] ?? _PostMailbox(actor: actor)
+            mailbox.pending.append(post)
+            let mustSchedule = !mailbox.scheduled && !mailbox.running
+            if mustSchedule { mailbox.scheduled = true }
+            isolation.mailboxes[key] = mailbox
+            return mustSchedule
+        }
+        guard mustSchedule else { return }
+        Task { await self._drainPostsTask(key, isolation: actor) }
+    }
+
+    /// The task's turn on the actor: it is no longer on its way; drain unless a drain runs.
+    func _drainPostsTask(_ key: ObjectIdentifier, isolation actor: isolated any Actor) {
+        _state.withLock { $0.isolation?.mailboxes[key]?.scheduled = false }
+        _ = _flushPosts(for: key)
+    }
+
+    /// Runs the posts queued for the actor `key` until none is left. Must run on that actor.
+    /// Returns `true` (and runs nothing) if a drain for it is already running further up the
+    /// stack, so that the caller queues behind it.
+    func _flushPosts(for key: ObjectIdentifier) -> Bool {
+        let busy = _state.withLock { state -> Bool in
+            guard let isolation = state.isolation, var mailbox = isolation.mailboxes[key] else {
+                return false
+            }
+            if mailbox.running { return true }
+            guard !mailbox.pending.isEmpty else { return false }
+            mailbox.running = true
+            isolation.mailboxes[key] = mailbox
+            return false
+        }
+        if busy { return true }
+        while true {
+            let batch = _state.withLock { state -> [_PendingPost] in
+                guard let isolation = state.isolation, var mailbox = isolation.mailboxes[key], mailbox.running
+                else { return [] }
+                let batch = mailbox.pending
+                mailbox.pending = []
+                if batch.isEmpty { mailbox.running = false }
+                isolation.mailboxes[key] = mailbox
+                return batch
+            }
+            if batch.isEmpty { return false }
+            for post in batch {
+                for slot in post.targets {
+                    // Removed since the post (on this actor, or before it ran): not called.
+                    guard _isSubscribed(bits: slot.bits), let object = slot.object else { continue }
+                    _ = post.deliver(object, slot.bits)
+                }
+            }
+        }
+    }
+}
+
 // MARK: - Renamed in 0.2.0
 
 // The observable side used to say `subscribe(_:)`; on an object that is observable and observer,
@@ -752,8 +1154,10 @@ extension GraphObservable {
     /// Thread safety, callbacks and complexity: see `addObserver(_:)`.
     @available(*, deprecated, renamed: "addObserver(_:)")
     @discardableResult
-    public func subscribe<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
-        addObserver(observer)
+    public func subscribe<Observer: GraphObserver>(
+        _ observer: Observer, isolation: (any Actor)? = #isolation
+    ) -> Observer? {
+        addObserver(observer, isolation: isolation)
     }
 
     /// Renamed `removeObserver(_:)`.
@@ -812,60 +1216,84 @@ public final class GraphNode: @unchecked Sendable {
         let (observers, subscriptions) = _state.withLock { ($0.observers.slots, $0.subscriptions.slots) }
         for slot in observers where slot.bits & _SlotFlags.tracking != 0 {
             guard let object = slot.object,
-                let trackerNode = _graphObserver(object, bits: slot.bits)._graphTrackingNodeOrCast
+                let trackerNode = _graphObserver(object, bits: slot.bits)?._graphTrackingNodeOrCast
             else { continue }
             let removed = trackerNode._state.withLock { $0.subscriptions.remove(key: selfKey) }
             withExtendedLifetime(removed) {}
         }
         for slot in subscriptions {
-            guard let object = slot.object else { continue }
-            let observableNode = _graphObservable(object).graphNode
-            let removed = observableNode._state.withLock { $0.observers.remove(key: selfKey) }
+            guard let object = slot.object, let observableNode = _graphObservable(object)?.graphNode
+            else { continue }
+            let removed = observableNode._state.withLock {
+                $0.isolation?.forget(selfKey)
+                return $0.observers.remove(key: selfKey)
+            }
             withExtendedLifetime(removed) {}
         }
     }
 
-    /// Runs `body` with the observable's observer registry and the tracker's subscription
-    /// registry, both locked (in address order, so two threads never deadlock).
+    /// Runs `body` with the observable's observer registry, the tracker's subscription registry
+    /// and the observable's callback queue, both nodes locked (in address order, so two threads
+    /// never deadlock).
     @usableFromInline
     static func _withEdge<R>(
         observable: GraphNode, tracker: GraphNode,
-        _ body: (inout _Registry, inout _Registry) -> R
+        _ body: (inout _Registry, inout _Registry, inout _CallbackQueue, inout _NodeIsolation?) -> R
     ) -> R {
         if observable === tracker {
-            return observable._state.withLock { body(&$0.observers, &$0.subscriptions) }
+            return observable._state.withLock {
+                body(&$0.observers, &$0.subscriptions, &$0.callbacks, &$0.isolation)
+            }
         }
         if ObjectIdentifier(observable) < ObjectIdentifier(tracker) {
             return observable._state.withLock { o in
-                tracker._state.withLock { t in body(&o.observers, &t.subscriptions) }
+                tracker._state.withLock { t in
+                    body(&o.observers, &t.subscriptions, &o.callbacks, &o.isolation)
+                }
             }
         }
         return tracker._state.withLock { t in
-            observable._state.withLock { o in body(&o.observers, &t.subscriptions) }
+            observable._state.withLock { o in body(&o.observers, &t.subscriptions, &o.callbacks, &o.isolation)
+            }
         }
     }
 
     /// Removes the edge observable → tracker on both sides at once; `nil` if it was not there.
-    static func _detachEdge(observable: GraphNode, tracker: GraphNode) -> _Removed? {
+    /// `admit` runs in the same critical section when the edge was removed (see `_CallbackQueue`);
+    /// the tracker's recorded isolation is forgotten in it too.
+    @usableFromInline
+    static func _detachEdge(
+        observable: GraphNode, tracker: GraphNode, admit: (_Removed, inout _CallbackQueue) -> Bool
+    ) -> (removed: _Removed?, turn: Bool) {
         let trackerKey = ObserverID(tracker)
         let observableKey = ObserverID(observable)
-        return _withEdge(observable: observable, tracker: tracker) { observers, subscriptions in
-            guard var removed = observers.remove(key: trackerKey) else { return nil }
-            removed.other = subscriptions.remove(key: observableKey)?.object
-            return removed
+        return _withEdge(observable: observable, tracker: tracker) {
+            observers, subscriptions, callbacks, isolation in
+            isolation?.forget(trackerKey)
+            guard let removed = observers.remove(key: trackerKey) else { return (nil, false) }
+            // The tracker's side only drops its weak reference: nothing to carry out.
+            subscriptions.drop(key: observableKey)
+            return (removed, admit(removed, &callbacks))
         }
     }
 
     /// Drops entries of deallocated observers. Liveness is read outside the lock, so that no
     /// object can be released (and its deinit run) while the lock is held.
+    @usableFromInline
     func _sweepDeadObservers() {
         let (slots, layout) = _state.withLock { ($0.observers.slots, $0.observers.layout) }
         var dead: [_DeadEntry] = []
-        for position in slots.indices where slots[position].bits != 0 && slots[position].object == nil {
-            dead.append(_DeadEntry(position: position, bits: slots[position].bits))
+        for position in slots.indices {
+            let bits = slots[position].bits
+            if bits != 0 && slots[position].loadObject() == nil {
+                dead.append(_DeadEntry(position: position, bits: bits))
+            }
         }
         _state.withLock { state in
-            if !dead.isEmpty { state.observers.dropDead(dead, layout: layout) }
+            if !dead.isEmpty {
+                state.observers.dropDead(dead, layout: layout)
+                state.forgetIsolationOfUnregistered(dead)
+            }
             // The next sweep is due when the registry reaches four times its LIVE size, so dead
             // entries stay within three times the live ones, whatever the history (and the
             // sweeps cost O(1) amortized per subscribe).
@@ -887,14 +1315,14 @@ public final class GraphNode: @unchecked Sendable {
                 let bits = slots[position].bits
                 if bits == 0 { continue }
                 if flag.pointee && !_isSubscribed(bits: bits) { continue }
-                guard let object = slots[position].object else {
+                guard let object = slots[position].loadObject() else {
                     dead.append(_DeadEntry(position: position, bits: bits))
                     continue
                 }
                 if bits & _SlotFlags.boxed == 0 {
                     // `object` has no use after the cast, so its reference moves into `target`:
                     // one strong reference per delivery, as in a hand-written weak loop.
-                    guard let target = object as? T else { continue }
+                    guard let target = (consume object) as? T else { continue }
                     try body(target)
                     delivered += 1
                 } else if let target = unsafeDowncast(object, to: _ValueObserverBox.self).observer as? T {
@@ -918,15 +1346,21 @@ public final class GraphNode: @unchecked Sendable {
     @usableFromInline
     func _endBroadcast(_ flag: UnsafeMutablePointer<Bool>, layout: UInt, dead: [_DeadEntry]) {
         _state.withLock { state in
-            if let i = state.observers.broadcasts.lastIndex(where: { $0.flag == flag }) {
+            // Broadcasts on one node nest, so this one is nearly always the last.
+            if state.observers.broadcasts.last?.flag == flag {
+                state.observers.broadcasts.removeLast()
+            } else if let i = state.observers.broadcasts.lastIndex(where: { $0.flag == flag }) {
                 state.observers.broadcasts.remove(at: i)
             }
-            if !dead.isEmpty { state.observers.dropDead(dead, layout: layout) }
+            if !dead.isEmpty {
+                state.observers.dropDead(dead, layout: layout)
+                state.forgetIsolationOfUnregistered(dead)
+            }
         }
     }
 
     @usableFromInline
-    func _isSubscribed(bits: UInt) -> Bool {
+    func _isSubscribed(bits: UInt64) -> Bool {
         _state.withLock { $0.observers.contains(bits: bits) }
     }
 }
@@ -936,10 +1370,10 @@ public final class GraphNode: @unchecked Sendable {
 @usableFromInline
 enum _SlotFlags {
     /// The slot's object is a `_ValueObserverBox` holding a struct observer.
-    @inlinable static var boxed: UInt { 2 }
+    @inlinable static var boxed: UInt64 { 2 }
     /// The slot's object is a tracking observer (its key is the observer's node).
-    @inlinable static var tracking: UInt { 4 }
-    @inlinable static var keyMask: UInt { ~UInt(6) }
+    @inlinable static var tracking: UInt64 { 4 }
+    @inlinable static var keyMask: UInt64 { ~UInt64(6) }
 }
 
 /// One entry of a registry: a weak reference and the entry's key with its flags.
@@ -947,21 +1381,27 @@ enum _SlotFlags {
 @usableFromInline
 struct _Slot {
     @usableFromInline weak var object: AnyObject?
-    @usableFromInline var bits: UInt
+    @usableFromInline var bits: UInt64
 
-    @inlinable init(object: AnyObject?, bits: UInt) {
+    @inlinable init(object: AnyObject?, bits: UInt64) {
         self.object = object
         self.bits = bits
     }
 
     @inlinable var key: ObserverID { ObserverID(_raw: bits & _SlotFlags.keyMask) }
+
+    /// `object`, read where the slot lies. Kept out of line on purpose: where `slots[i].object`
+    /// is inlined, the optimizer first copies the whole slot (a weak reference copy and destroy,
+    /// two atomic operations on the object's side table) and loads from the copy.
+    @usableFromInline @inline(never)
+    func loadObject() -> AnyObject? { object }
 }
 
 /// Holds a struct observer, so that slots can refer to it weakly like to any object.
 @usableFromInline
 final class _ValueObserverBox {
     @usableFromInline let observer: any GraphObserver
-    init(_ observer: any GraphObserver) { self.observer = observer }
+    @usableFromInline init(_ observer: any GraphObserver) { self.observer = observer }
 }
 
 /// A broadcast in progress on a node: the thread it runs on and its "removed" flag.
@@ -979,8 +1419,8 @@ struct _ActiveBroadcast {
 @usableFromInline
 struct _DeadEntry {
     let position: Int
-    let bits: UInt
-    @usableFromInline init(position: Int, bits: UInt) {
+    let bits: UInt64
+    @usableFromInline init(position: Int, bits: UInt64) {
         self.position = position
         self.bits = bits
     }
@@ -991,7 +1431,6 @@ struct _DeadEntry {
 struct _Removed {
     let object: AnyObject
     let box: _ValueObserverBox?
-    var other: AnyObject?
 }
 
 @usableFromInline
@@ -1004,7 +1443,7 @@ enum _InsertOutcome {
 /// An entry taken out by `detachAll`, with whether it is already removed.
 struct _Detached {
     let object: AnyObject
-    let bits: UInt
+    let bits: UInt64
     let box: _ValueObserverBox?
     var removed: Bool
 }
@@ -1013,42 +1452,135 @@ struct _Detached {
 struct _NodeState {
     @usableFromInline var observers = _Registry()
     @usableFromInline var subscriptions = _Registry()
+    /// Where observers added from an actor live, and posts waiting for those actors; `nil` until
+    /// the first observer is added with an isolation.
+    @usableFromInline var isolation: _NodeIsolation?
+    @usableFromInline var callbacks = _CallbackQueue()
     @usableFromInline init() {}
+
+    /// Forgets the isolation of dead entries that a sweep dropped (not of a key that was added
+    /// again meanwhile: that one has its own, newer isolation).
+    mutating func forgetIsolationOfUnregistered(_ dead: [_DeadEntry]) {
+        guard let isolation else { return }
+        for entry in dead where observers.index[ObserverID(_raw: entry.bits & _SlotFlags.keyMask)] == nil {
+            isolation.forget(entry.bits)
+        }
+    }
+}
+
+/// The graph callbacks of one observable, in the order its edge changes took effect.
+///
+/// Each change is admitted in the critical section that makes it. If no thread is delivering
+/// this observable's callbacks, the caller takes the turn and fires its callbacks itself, then
+/// delivers whatever was queued meanwhile (`takeBatch` until `nil`, which gives the turn back).
+/// Otherwise the change's callbacks are queued behind the running delivery: a change made inside
+/// a callback (the reentrant case), or on another thread meanwhile, never overtakes an earlier
+/// one. Nobody waits for anybody, so the queue cannot deadlock.
+@usableFromInline
+struct _CallbackQueue {
+    /// A thread has the turn. While `false`, `pending` is empty.
+    var delivering = false
+    var pending: [_PendingCallback] = []
+
+    @usableFromInline init() {}
+
+    /// `true`: the caller has the turn, and fires the callbacks now; `false`: they were queued.
+    /// A caller already `holdingTurn` fires them now only if nothing is queued before them.
+    @usableFromInline
+    mutating func admit(
+        _ observer: some GraphObserver, subscribed: Bool, removed: _Removed?, holdingTurn: Bool = false
+    ) -> Bool {
+        if holdingTurn ? pending.isEmpty : !delivering {
+            delivering = true
+            return true
+        }
+        pending.append(_PendingCallback(observer: observer, subscribed: subscribed, removed: removed))
+        return false
+    }
+
+    /// What was queued, moved out (released by the caller, after unlocking); `nil` when nothing
+    /// is, which gives the turn back.
+    mutating func takeBatch() -> [_PendingCallback]? {
+        guard !pending.isEmpty else {
+            delivering = false
+            return nil
+        }
+        defer { pending = [] }
+        return pending
+    }
+}
+
+/// The callbacks of one change, waiting for their turn.
+struct _PendingCallback {
+    let observer: any GraphObserver
+    let subscribed: Bool
+    /// What a removal took out, kept until its callbacks have run.
+    let removed: _Removed?
 }
 
 /// An ordered set of weakly referenced objects with O(1) lookup by key: the registration-order
-/// slot array (vacated slots are compacted away once they are three quarters of it) and a hash
-/// index from key to slot position.
+/// slot array (vacated slots are compacted away once they are half of it) and an index from key
+/// to slot position (`_SlotIndex`), built once the registry outgrows a short scan.
 @usableFromInline
 struct _Registry {
     @usableFromInline var slots = ContiguousArray<_Slot>()
-    /// Positions as `UInt32`: 12 bytes a bucket instead of 16, a quarter of the index's memory.
-    var index: [ObserverID: UInt32] = [:]
+    /// Key to position; empty (no allocation) while `slots` is short enough to scan.
+    var table = _SlotIndex()
     /// Strong references to boxed struct observers (slots refer to the boxes weakly).
     var boxes: [ObserverID: _ValueObserverBox] = [:]
     var vacant = 0
     /// Changes whenever slot positions change (compaction), so stale positions are detected.
     @usableFromInline var layout: UInt = 0
     @usableFromInline var broadcasts: [_ActiveBroadcast] = []
-    /// Slot count at which the next sweep for deallocated objects is due (doubles each time).
+    /// Slot count at which the next sweep for deallocated objects is due.
     var sweepMark = 64
+
+    /// Holes are compacted away once they make up this share of the slots (numerator over 4).
+    static let compactionQuarters = 2
+    /// The most entries a registry takes: positions and the index's reach stay within 32 bits.
+    static let capacityLimit = Int(Int32.max) - 1
 
     @usableFromInline init() {}
 
-    mutating func insert(key: ObserverID, object: AnyObject, flags: UInt, box: _ValueObserverBox?)
+    /// The position of the entry filed under `raw` (a key without flags), if any.
+    @inline(__always)
+    func position(of raw: UInt64) -> Int? {
+        if table.isEmpty {
+            for position in slots.indices where slots[position].bits & _SlotFlags.keyMask == raw {
+                return position
+            }
+            return nil
+        }
+        return table.find(raw, in: slots)?.position
+    }
+
+    @usableFromInline
+    mutating func insert(key: ObserverID, object: AnyObject, flags: UInt64, box: _ValueObserverBox?)
         -> _InsertOutcome
     {
-        // Positions must fit the index (over four billion entries: refused like a duplicate).
-        guard slots.count < Int(UInt32.max) else { return .present(object) }
-        let position = slots.count
-        if let old = index.updateValue(UInt32(position), forKey: key) {
-            if let existing = slots[Int(old)].object {
-                index[key] = old
-                return .present(existing)
+        // Over two billion entries: refused like a duplicate.
+        guard slots.count < Self.capacityLimit else { return .present(object) }
+        let raw = key._raw
+        let end = slots.count
+        if table.isEmpty {
+            if let old = position(of: raw) {
+                if let existing = slots[old].loadObject() { return .present(existing) }
+                vacate(old)  // left by a deallocated object that had the same identity
             }
-            vacate(Int(old))  // left by a deallocated object that had the same identity
+            slots.append(_Slot(object: object, bits: raw | flags))
+            if slots.count > _SlotIndex.scanLimit { table.rebuild(from: slots) }
+        } else {
+            table.reserveOne()
+            let probe = table.probe(raw, in: slots)
+            if let old = probe.position {
+                if let existing = slots[old].loadObject() { return .present(existing) }
+                vacate(old)
+                table.repoint(probe.bucket, to: end)
+            } else {
+                table.fill(probe.bucket, raw: raw, position: end)
+            }
+            slots.append(_Slot(object: object, bits: raw | flags))
         }
-        slots.append(_Slot(object: object, bits: key._raw | flags))
         if let box { boxes[key] = box }
         var sweepDue = false
         if slots.count >= sweepMark {
@@ -1061,18 +1593,47 @@ struct _Registry {
 
     /// Removes `key`; returns the live object (and box) it held, or `nil` if it was absent or
     /// its object is gone.
+    @usableFromInline
     mutating func remove(key: ObserverID) -> _Removed? {
-        guard let stored = index.removeValue(forKey: key) else { return nil }
-        let position = Int(stored)
+        let position: Int
+        if table.isEmpty {
+            guard let found = self.position(of: key._raw) else { return nil }
+            position = found
+        } else {
+            guard let found = table.find(key._raw, in: slots) else { return nil }
+            table.remove(at: found.bucket)
+            position = found.position
+        }
         let bits = slots[position].bits
-        let object = slots[position].object
+        let object = slots[position].loadObject()
         vacate(position)
         let box = bits & _SlotFlags.boxed != 0 ? boxes.removeValue(forKey: key) : nil
         if object != nil { noteRemoval() }
         compactIfNeeded()
         _checkInvariants()
         guard let object else { return nil }
-        return _Removed(object: object, box: box, other: nil)
+        return _Removed(object: object, box: box)
+    }
+
+    /// Removes `key` without loading its object (dropping a weak reference runs no deinit):
+    /// for the tracker's side of an edge, whose observable the caller already holds. Only for
+    /// entries without a box (a tracker's subscriptions never have one): releasing a box here
+    /// would release a user's value under the lock.
+    mutating func drop(key: ObserverID) {
+        let position: Int
+        if table.isEmpty {
+            guard let found = self.position(of: key._raw) else { return }
+            position = found
+        } else {
+            guard let found = table.find(key._raw, in: slots) else { return }
+            table.remove(at: found.bucket)
+            position = found.position
+        }
+        assert(slots[position].bits & _SlotFlags.boxed == 0, "ObserverGraph: drop(key:) on a boxed entry")
+        vacate(position)
+        noteRemoval()
+        compactIfNeeded()
+        _checkInvariants()
     }
 
     /// Takes out every entry in order: plain entries are removed, tracking entries are returned
@@ -1081,50 +1642,53 @@ struct _Registry {
         var result: [_Detached] = []
         result.reserveCapacity(slots.count - vacant)
         var removedAny = false
+        var vacatedAny = false
         for position in slots.indices where slots[position].bits != 0 {
             let bits = slots[position].bits
-            guard let object = slots[position].object else {
-                index[ObserverID(_raw: bits & _SlotFlags.keyMask)] = nil
+            guard let object = slots[position].loadObject() else {
                 vacate(position)
+                vacatedAny = true
                 continue
             }
             if bits & _SlotFlags.tracking != 0 {
                 result.append(_Detached(object: object, bits: bits, box: nil, removed: false))
                 continue
             }
-            let key = ObserverID(_raw: bits & _SlotFlags.keyMask)
-            index[key] = nil
             vacate(position)
+            vacatedAny = true
+            let key = ObserverID(_raw: bits & _SlotFlags.keyMask)
             let box = bits & _SlotFlags.boxed != 0 ? boxes.removeValue(forKey: key) : nil
             result.append(_Detached(object: object, bits: bits, box: box, removed: true))
             removedAny = true
         }
+        if vacatedAny && !table.isEmpty { table.rebuild(from: slots) }
         if removedAny { noteRemoval() }
         compactIfNeeded()
         _checkInvariants()
         return result
     }
 
+    @usableFromInline
     func liveObject(for key: ObserverID) -> AnyObject? {
-        guard let position = index[key] else { return nil }
-        return slots[Int(position)].object
+        guard let position = position(of: key._raw) else { return nil }
+        return slots[position].loadObject()
     }
 
     /// The live objects in order (strong references: release them after unlocking).
     func liveObjects() -> [AnyObject] {
         var result: [AnyObject] = []
         result.reserveCapacity(slots.count - vacant)
-        for slot in slots {
-            if let object = slot.object { result.append(object) }
+        for position in slots.indices {
+            if let object = slots[position].loadObject() { result.append(object) }
         }
         return result
     }
 
     /// Whether the entry with exactly these bits is still registered.
     @usableFromInline
-    func contains(bits: UInt) -> Bool {
-        guard let position = index[ObserverID(_raw: bits & _SlotFlags.keyMask)] else { return false }
-        return slots[Int(position)].bits == bits
+    func contains(bits: UInt64) -> Bool {
+        guard let position = position(of: bits & _SlotFlags.keyMask) else { return false }
+        return slots[position].bits == bits
     }
 
     /// Drops entries a reader found dead, if the positions it saw are still valid. A dead weak
@@ -1133,7 +1697,9 @@ struct _Registry {
     mutating func dropDead(_ dead: [_DeadEntry], layout seen: UInt) {
         guard seen == layout else { return }
         for entry in dead where slots[entry.position].bits == entry.bits {
-            index[ObserverID(_raw: entry.bits & _SlotFlags.keyMask)] = nil
+            if !table.isEmpty, let found = table.find(entry.bits & _SlotFlags.keyMask, in: slots) {
+                table.remove(at: found.bucket)
+            }
             vacate(entry.position)
         }
         compactIfNeeded()
@@ -1158,22 +1724,42 @@ struct _Registry {
     private mutating func compactIfNeeded() {
         guard vacant > 0 else { return }
         if vacant == slots.count {
-            slots.removeAll(keepingCapacity: slots.count <= 1024)
-            index.removeAll(keepingCapacity: index.count <= 1024)
+            if slots.count <= 4 {
+                // The usual case for a tracking observer's list: cheaper than `removeAll`.
+                while !slots.isEmpty { slots.removeLast() }
+            } else {
+                slots.removeAll(keepingCapacity: slots.count <= 1024)
+            }
+            if !table.isEmpty { table = _SlotIndex() }
             vacant = 0
             layout &+= 1
             return
         }
-        guard vacant >= 16, vacant * 4 >= slots.count * 3 else { return }
-        var kept = ContiguousArray<_Slot>()
-        kept.reserveCapacity(slots.count - vacant)
-        for slot in slots where slot.bits != 0 { kept.append(slot) }
-        slots = kept
-        index.removeAll(keepingCapacity: index.capacity <= 4 * slots.count)
-        for position in slots.indices { index[slots[position].key] = UInt32(position) }
+        guard vacant >= 16, vacant * 4 >= slots.count * Self.compactionQuarters else { return }
+        // In place, keeping order: each kept slot moves down over the holes before it. A move
+        // takes the weak reference along (no copy, no reference count traffic); the vacated
+        // slot is left as an empty one.
+        var kept = 0
+        slots.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for position in 0..<buffer.count where base[position].bits != 0 {
+                if kept != position {
+                    (base + kept).deinitialize(count: 1)
+                    (base + kept).moveInitialize(from: base + position, count: 1)
+                    (base + position).initialize(to: _Slot(object: nil, bits: 0))
+                }
+                kept += 1
+            }
+        }
+        slots.removeSubrange(kept...)
+        if slots.capacity > 4 * slots.count { slots = ContiguousArray(slots) }  // hand back memory
+        table.rebuild(from: slots)
         vacant = 0
         layout &+= 1
     }
+
+    /// A read-only view of the index, for diagnostics: `index[key]` is the position of `key`.
+    var index: _RegistryIndexView { _RegistryIndexView(registry: self) }
 
     /// Internal consistency of the registry, checked after every mutation in builds with
     /// `OBSERVERGRAPH_INTERNAL_CHECKS` (the package's debug builds): counts always, every entry
@@ -1181,7 +1767,9 @@ struct _Registry {
     @inline(__always)
     func _checkInvariants() {
         #if OBSERVERGRAPH_INTERNAL_CHECKS
-            precondition(index.count == slots.count - vacant, "ObserverGraph: index and slots disagree")
+            precondition(
+                table.isEmpty || table.count == slots.count - vacant,
+                "ObserverGraph: index and slots disagree")
             if slots.count <= 256 {
                 let problems = violations()
                 precondition(problems.isEmpty, "ObserverGraph: \(problems)")
@@ -1192,20 +1780,24 @@ struct _Registry {
     /// Every internal inconsistency of this registry, as text (empty when consistent).
     func violations() -> [String] {
         var problems: [String] = []
-        if index.count != slots.count - vacant {
-            problems.append("index has \(index.count) keys but \(slots.count - vacant) slots are used")
+        if table.isEmpty && slots.count > _SlotIndex.scanLimit {
+            problems.append("\(slots.count) slots but no index")
+        }
+        if !table.isEmpty && table.count != slots.count - vacant {
+            problems.append("index has \(table.count) keys but \(slots.count - vacant) slots are used")
         }
         var used = 0
         var boxed = 0
         for position in slots.indices where slots[position].bits != 0 {
             used += 1
-            let slot = slots[position]
-            if index[slot.key].map(Int.init) != position {
-                problems.append("slot \(position) (\(slot.key)) is not indexed at its position")
+            let bits = slots[position].bits
+            let key = ObserverID(_raw: bits & _SlotFlags.keyMask)
+            if self.position(of: key._raw) != position {
+                problems.append("slot \(position) (\(key)) is not indexed at its position")
             }
-            if slot.bits & _SlotFlags.boxed != 0 {
+            if bits & _SlotFlags.boxed != 0 {
                 boxed += 1
-                if boxes[slot.key] == nil { problems.append("boxed slot \(position) has no box") }
+                if boxes[key] == nil { problems.append("boxed slot \(position) has no box") }
             }
         }
         if used != slots.count - vacant {
@@ -1215,6 +1807,142 @@ struct _Registry {
             problems.append("\(boxes.count) boxes for \(boxed) boxed slots")
         }
         return problems
+    }
+}
+
+/// `registry.index[key]`: the position `key` is filed at, or `nil`.
+struct _RegistryIndexView {
+    let registry: _Registry
+
+    subscript(key: ObserverID) -> UInt32? {
+        registry.position(of: key._raw).map { UInt32(truncatingIfNeeded: $0) }
+    }
+}
+
+/// A hash index from key to slot position, written for keys that are addresses or counters:
+/// open addressing with linear probing, a multiplicative hash (the keys need mixing, not
+/// protection from chosen collisions: they are addresses and counter values the kit makes), and
+/// removal by shifting entries back (no tombstones). A bucket is 8 bytes: the hash's top 32 bits
+/// (which also give the bucket's home, so growing never reads the slots) and the position plus
+/// one; 0 is an empty bucket. At most three quarters of the buckets are used.
+struct _SlotIndex {
+    /// Up to this many slots, the registry scans them instead of keeping an index.
+    static let scanLimit = 8
+
+    private(set) var buckets = ContiguousArray<UInt64>()
+    private(set) var count = 0
+    /// 64 minus log2 of the bucket count: `hash >> shift` is a home bucket.
+    private var shift: UInt64 = 64
+
+    private static let hashHalf: UInt64 = 0xFFFF_FFFF_0000_0000
+
+    var isEmpty: Bool { buckets.isEmpty }
+
+    /// The key's hash with its low half cleared (the stored half).
+    @inline(__always)
+    static func hash(_ raw: UInt64) -> UInt64 {
+        (raw &* 0x9E37_79B9_7F4A_7C15) & hashHalf
+    }
+
+    @inline(__always)
+    private func home(_ entry: UInt64) -> Int {
+        Int(truncatingIfNeeded: entry >> shift)
+    }
+
+    /// The bucket and slot position of `raw`, if it is indexed.
+    @inline(__always)
+    func find(_ raw: UInt64, in slots: ContiguousArray<_Slot>) -> (bucket: Int, position: Int)? {
+        let found = probe(raw, in: slots)
+        guard let position = found.position else { return nil }
+        return (found.bucket, position)
+    }
+
+    /// Where `raw` is (bucket and position), or the empty bucket where its search ended.
+    @inline(__always)
+    func probe(_ raw: UInt64, in slots: ContiguousArray<_Slot>) -> (bucket: Int, position: Int?) {
+        let hash = Self.hash(raw)
+        let mask = buckets.count &- 1
+        var bucket = home(hash)
+        while true {
+            let entry = buckets[bucket]
+            if entry == 0 { return (bucket, nil) }
+            if entry & Self.hashHalf == hash {
+                let position = Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: entry)) &- 1
+                if slots[position].bits & _SlotFlags.keyMask == raw { return (bucket, position) }
+            }
+            bucket = (bucket &+ 1) & mask
+        }
+    }
+
+    /// Makes room for one more entry (before `probe`, whose empty bucket `fill` then uses).
+    @inline(__always)
+    mutating func reserveOne() {
+        if (count &+ 1) &* 4 > buckets.count &* 3 { resize(to: buckets.count * 2) }
+    }
+
+    mutating func fill(_ bucket: Int, raw: UInt64, position: Int) {
+        buckets[bucket] = Self.hash(raw) | UInt64(truncatingIfNeeded: position &+ 1)
+        count &+= 1
+    }
+
+    /// Points an entry at a new position (same key).
+    mutating func repoint(_ bucket: Int, to position: Int) {
+        buckets[bucket] = (buckets[bucket] & Self.hashHalf) | UInt64(truncatingIfNeeded: position &+ 1)
+    }
+
+    /// Empties `bucket`, moving later entries of its run back so that every search still finds
+    /// them before an empty bucket.
+    mutating func remove(at bucket: Int) {
+        let mask = buckets.count &- 1
+        var hole = bucket
+        var next = (bucket &+ 1) & mask
+        while true {
+            let entry = buckets[next]
+            if entry == 0 { break }
+            // `entry` may move into the hole if the hole lies between its home and where it is.
+            if (next &- home(entry)) & mask >= (next &- hole) & mask {
+                buckets[hole] = entry
+                hole = next
+            }
+            next = (next &+ 1) & mask
+        }
+        buckets[hole] = 0
+        count &-= 1
+    }
+
+    /// Re-indexes every used slot; no index when they are few enough to scan.
+    mutating func rebuild(from slots: ContiguousArray<_Slot>) {
+        guard slots.count > Self.scanLimit else {
+            self = _SlotIndex()
+            return
+        }
+        var used = 0
+        for position in slots.indices where slots[position].bits != 0 { used += 1 }
+        var capacity = 16
+        while capacity * 3 < (used + 1) * 4 { capacity *= 2 }
+        buckets = ContiguousArray(repeating: 0, count: capacity)
+        shift = UInt64(64 - capacity.trailingZeroBitCount)
+        count = 0
+        let mask = capacity - 1
+        for position in slots.indices where slots[position].bits != 0 {
+            let entry = Self.hash(slots[position].bits & _SlotFlags.keyMask) | UInt64(position + 1)
+            var bucket = home(entry)
+            while buckets[bucket] != 0 { bucket = (bucket &+ 1) & mask }
+            buckets[bucket] = entry
+            count += 1
+        }
+    }
+
+    private mutating func resize(to capacity: Int) {
+        let old = buckets
+        buckets = ContiguousArray(repeating: 0, count: capacity)
+        shift = UInt64(64 - capacity.trailingZeroBitCount)
+        let mask = capacity - 1
+        for entry in old where entry != 0 {
+            var bucket = home(entry)
+            while buckets[bucket] != 0 { bucket = (bucket &+ 1) & mask }
+            buckets[bucket] = entry
+        }
     }
 }
 
@@ -1292,15 +2020,19 @@ extension GraphNode {
     }
 }
 
-// MARK: - Casting helpers (objects in slots always came from conforming types)
+// MARK: - Casting helpers
 
-func _graphObserver(_ object: AnyObject, bits: UInt) -> any GraphObserver {
+// Objects in slots always came from conforming types, and no conformance to the kit's protocols
+// can be isolated to an actor (`_GraphConformance`), so these casts succeed from every thread.
+// They are still conditional: a failed lookup skips the entry instead of trapping.
+
+func _graphObserver(_ object: AnyObject, bits: UInt64) -> (any GraphObserver)? {
     if bits & _SlotFlags.boxed != 0 {
         return unsafeDowncast(object, to: _ValueObserverBox.self).observer
     }
-    return object as! any GraphObserver
+    return object as? any GraphObserver
 }
 
-func _graphObservable(_ object: AnyObject) -> any GraphObservable {
-    object as! any GraphObservable
+func _graphObservable(_ object: AnyObject) -> (any GraphObservable)? {
+    object as? any GraphObservable
 }

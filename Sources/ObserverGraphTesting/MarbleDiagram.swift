@@ -25,12 +25,17 @@ public struct MarbleEvent: Hashable, Sendable {
     /// What happened.
     public let symbol: MarbleSymbol
 
-    /// `symbol` at `step`. A negative step counts as step 0.
+    /// The last step an event can have: one before `Int.max`, so that a row can always cover
+    /// its last event (`length` is one more than that event's step).
+    public static let maximumStep = Int.max - 1
+
+    /// `symbol` at `step`. A negative step counts as step 0, and a step after `maximumStep`
+    /// (that is, `Int.max`, where a `VirtualClock` advanced by `.max` stops) as `maximumStep`.
     ///
     /// Thread safety: pure. Callbacks: none.
     /// - Complexity: O(1).
     public init(_ symbol: MarbleSymbol, at step: Int) {
-        self.step = max(0, step)
+        self.step = min(max(0, step), Self.maximumStep)
         self.symbol = symbol
     }
 }
@@ -44,7 +49,7 @@ public struct MarbleRow: Hashable, Sendable {
     /// The label before the colon; empty for an unlabelled row.
     public let label: String
     /// How many time steps the row covers (steps `0..<length`); at least one more than the step
-    /// of its last event.
+    /// of its last event, and at most `Int.max`.
     public let length: Int
     /// The events, ordered by step; events at the same step keep their order.
     public let events: [MarbleEvent]
@@ -66,6 +71,7 @@ public struct MarbleRow: Hashable, Sendable {
             ($0.element.step, $0.offset) < ($1.element.step, $1.offset)
         }
         self.events = sorted.map(\.element)
+        // Cannot overflow: an event's step is at most `MarbleEvent.maximumStep`.
         self.length = max(length, (self.events.last?.step ?? -1) + 1)
     }
 }
@@ -103,12 +109,23 @@ public struct MarbleRow: Hashable, Sendable {
 ///
 /// Parsing accepts exactly what rendering produces, plus whitespace around labels (any padding,
 /// trailing spaces on a line, blank lines), a one-event group `(a)`, and brackets around a value
-/// that could stand bare (`[a]`). So `MarbleDiagram(parsing: d.text) == d` for every diagram `d`.
+/// that could stand bare (`[a]`). So `MarbleDiagram(parsing: d.text) == d` for every diagram `d`
+/// of at most `maximumRenderedSteps` steps.
+///
+/// **Long rows.** A row can cover up to `Int.max` steps (a recorder whose clock was advanced by
+/// `.max`), far more than any text can show. `text` writes the first `maximumRenderedSteps`
+/// steps of such a diagram and ends each longer row with `-> (N more steps, E more events not
+/// shown)`. That line does not parse back (it does not end with `->`), so a truncated diagram
+/// is never mistaken for a complete one. Comparing diagrams (`==`, `verify(matches:)`) works
+/// at any length.
 ///
 /// Thread safety: a value type; `Sendable`. Callbacks: none.
 public struct MarbleDiagram: Hashable, Sendable, CustomStringConvertible {
     /// The rows, top to bottom.
     public var rows: [MarbleRow]
+
+    /// The most time steps `text` writes; see "Long rows".
+    public static let maximumRenderedSteps = 100_000
 
     /// A diagram of `rows`.
     ///
@@ -135,10 +152,11 @@ public struct MarbleDiagram: Hashable, Sendable, CustomStringConvertible {
         rows = try _MarbleParser.parse(text)
     }
 
-    /// The diagram as text: one line per row, aligned, with no trailing newline.
+    /// The diagram as text: one line per row, aligned, with no trailing newline; a row longer
+    /// than `maximumRenderedSteps` is cut there, and says so (see "Long rows").
     ///
     /// Thread safety: pure. Callbacks: none.
-    /// - Complexity: O(rows × steps + length of the text).
+    /// - Complexity: O(rows × steps + length of the text), steps at most `maximumRenderedSteps`.
     public var text: String {
         _MarbleRenderer.render(rows)
     }
@@ -209,7 +227,11 @@ public struct MarbleMismatch: Error, Hashable, Sendable, CustomStringConvertible
             if want.label != got.label {
                 return "row \(index + 1) is labelled \"\(got.label)\", expected \"\(want.label)\""
             }
-            for step in 0..<max(want.length, got.length) {
+            // Only steps with events, and the end of the shorter row, can differ: the rows may
+            // be up to `Int.max` steps long, so the steps are not walked one by one.
+            var candidates = Set(want.events.map(\.step)).union(got.events.map(\.step))
+            if want.length != got.length { candidates.insert(min(want.length, got.length)) }
+            for step in candidates.sorted() {
                 let wanted = Self.cell(want, step)
                 let found = Self.cell(got, step)
                 if wanted != found { return "\(name), step \(step): expected \(wanted), got \(found)" }
@@ -316,12 +338,13 @@ enum _MarbleRenderer {
     }
 
     static func render(_ rows: [MarbleRow]) -> String {
+        let limit = MarbleDiagram.maximumRenderedSteps
         let cells: [[String]] = rows.map { row in
-            var symbols = [[MarbleSymbol]](repeating: [], count: row.length)
-            for event in row.events { symbols[event.step].append(event.symbol) }
+            var symbols = [[MarbleSymbol]](repeating: [], count: min(row.length, limit))
+            for event in row.events where event.step < limit { symbols[event.step].append(event.symbol) }
             return symbols.map { $0.isEmpty ? "-" : cell($0) }
         }
-        let steps = rows.map(\.length).max() ?? 0
+        let steps = min(rows.map(\.length).max() ?? 0, limit)
         var widths = [Int](repeating: 1, count: steps)
         for row in cells {
             for (step, cell) in row.enumerated() {
@@ -341,7 +364,12 @@ enum _MarbleRenderer {
             for (step, cell) in rowCells.enumerated() {
                 line += cell + String(repeating: "-", count: widths[step] - cell.unicodeScalars.count)
             }
-            lines.append(line + "->")
+            line += "->"
+            if row.length > limit {
+                let hidden = row.events.count { $0.step >= limit }
+                line += " (\(row.length - limit) more steps, \(hidden) more events not shown)"
+            }
+            lines.append(line)
         }
         return lines.joined(separator: "\n")
     }

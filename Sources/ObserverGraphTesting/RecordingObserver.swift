@@ -76,7 +76,7 @@ public final class RecordingObserver<Value: Sendable>: GraphTrackingObserver, Se
     /// Callbacks: the source delivers to this recorder from then on.
     /// - Complexity: expected O(1), plus what the source delivers meanwhile.
     public func record(_ source: GraphEventSource<Value>) {
-        let token = source.observe { [weak self] event in self?.record(event) }
+        let token = source.observeNonisolated { [weak self] event in self?.record(event) }
         state.withLock { $0.tokens.append(token) }
     }
 
@@ -110,7 +110,9 @@ public final class RecordingObserver<Value: Sendable>: GraphTrackingObserver, Se
 
     /// The history as a marble row: values as `symbol` shows them, `|` and `X` for termination,
     /// `^` and `!` for subscription callbacks. The row ends right after a `|` or `X` when one was
-    /// recorded, and at the clock's current step otherwise.
+    /// recorded, and at the clock's current step otherwise. A clock at `Int.max` (advanced by
+    /// `.max`) gives a row of `Int.max` steps, whose last step holds the events recorded at
+    /// `Int.max - 1` and `Int.max` (see `MarbleEvent.maximumStep`).
     ///
     ///     let row = recorder.marbleRow { $0 ? "T" : "F" }
     ///
@@ -137,7 +139,9 @@ public final class RecordingObserver<Value: Sendable>: GraphTrackingObserver, Se
             if case .event(let event) = entry.entry, event.isTerminal { terminated = true }
             events.append(MarbleEvent(marble, at: entry.step))
         }
-        return MarbleRow(label: label ?? graphDisplayName, length: terminated ? 0 : now + 1, events: events)
+        // Saturating: a clock advanced by `.max` stands at `Int.max`, and a row cannot be longer.
+        let length = terminated ? 0 : now == .max ? .max : now + 1
+        return MarbleRow(label: label ?? graphDisplayName, length: length, events: events)
     }
 
     /// The history as a marble row, each value shown by `String(describing:)`.

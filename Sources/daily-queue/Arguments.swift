@@ -1,5 +1,6 @@
 /// A command line split into words and `--options`, with no dependency: options may come before
-/// or after the arguments.
+/// or after the arguments, and `--` ends the options (every word after it is an argument, so
+/// `add -- --done` adds a title "--done").
 struct Arguments {
     /// The words that are not options, in order.
     private(set) var words: [String]
@@ -16,10 +17,15 @@ struct Arguments {
         var values: [String: String] = [:]
         var flags = Set<String>()
         var index = 0
+        var optionsEnded = false
         while index < raw.count {
             let word = raw[index]
             index += 1
-            if word == "-h" {
+            if optionsEnded {
+                words.append(word)
+            } else if word == "--" {
+                optionsEnded = true
+            } else if word == "-h" {
                 flags.insert("--help")
             } else if word.hasPrefix("--") {
                 if let equals = word.firstIndex(of: "=") {

@@ -20,13 +20,27 @@ struct Demo {
         let manager = try QueueManager(store: InMemoryQueueStore(), startDay: .tuesday)
         out(
             """
-            daily-queue demo: the scenarios of the source document, on a fresh in-memory queue.
-            The queue is for Tuesday (day 2) and keeps items that are done and due that day.
-            Each diagram is recorded from the real observer callbacks. Each step of a virtual
-            clock is one column, as wide as the widest mark in it.
-            O: an event; T/F, 2/3: values; !: unsubscribed; [+x]/[-x]: subscribed to/from x;
-            (ab): several at one step; remove(x): x left the queue (it stays stored);
-            changeset: +i inserted, -i deleted, f→t moved (indices), =: the first, empty view.
+            daily-queue demo: four short scenarios on a fresh in-memory queue (no file is touched).
+
+            The queue holds the items that are done and due today; here today is Tuesday (day 2;
+            Monday is 1). The queue manager observes every item it holds. When an item stops
+            qualifying (it is no longer done, or its day changes), the manager takes it out of the
+            queue and stops observing it. The item stays stored, and comes back if it qualifies again.
+
+            How to read a diagram: time runs left to right, one column per step of a virtual clock
+            (each column as wide as its widest mark). Each row is what one observer saw, recorded
+            from the real callbacks:
+              add, enter, move   an item was stored / joined the queue / moved within it
+              remove             an item left the queue (it stays stored)
+              subscribe          the manager starts (O, or [+x]) or stops (!, or [-x]) observing an item
+              currentDay         the day the queue is for changed (3 = Wednesday)
+              queue              the queue's items after the step: [a,b]; [] is empty
+              item.Done          the item's done value: T is true, F is false
+              item.DayOfTheWeek  the item's day number
+              changeset          what the queue's observers were told, by index: +i inserted at i,
+                                 -i deleted from i, f→t moved from f to t; = is the first, empty view
+            Marks: - nothing at this step; O an event; [x] a mark longer than one character;
+            (ab) several marks at one step; > the recording goes on.
 
             """)
 
@@ -45,7 +59,8 @@ struct Demo {
 
         // 2. The day-of-week case: queueManager.currentDay = 2, itemB's day becomes 3.
         let itemB = try scenario(
-            "2. itemB: its day becomes another day (queueManager.currentDay = 2)", manager: manager,
+            "2. itemB: its day changes from Tuesday (2) to Wednesday (3): no longer due today",
+            manager: manager,
             steps: [
                 (1, { _ = try manager.add(title: "itemB", done: true) }),
                 (4, { try manager.setDay(ItemID(2), .wednesday) }),
@@ -143,7 +158,7 @@ struct Demo {
 
 /// Listens to the manager and records, at the clock's step, what it reports: one row per kind
 /// of report, in the order of the source document's diagrams.
-final class Tap: QueueManagerObserver {
+final class Tap: GraphObserver, QueueManagerObserver {
     let clock: VirtualClock
     /// With one item, rows are named after it and marked `O` (as in the source document);
     /// with several, each mark is the item's title.

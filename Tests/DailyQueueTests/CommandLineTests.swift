@@ -1,53 +1,6 @@
 import Foundation
 import Testing
 
-/// Runs the built `daily-queue` executable, as a person would.
-struct DailyQueueCommand {
-    /// The executable next to the test bundle (SwiftPM builds it because the tests depend on it).
-    static let executable: URL? = {
-        var folder = Bundle.main.bundleURL
-        for _ in 0..<4 {
-            let candidate = folder.appendingPathComponent("daily-queue")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            folder.deleteLastPathComponent()
-        }
-        return nil
-    }()
-
-    struct MissingExecutable: Error, CustomStringConvertible {
-        var description: String { "the daily-queue executable was not found next to the tests" }
-    }
-
-    struct Result {
-        let status: Int32
-        let out: String
-        let err: String
-    }
-
-    /// Runs `daily-queue ARGUMENTS`, feeding `input` on standard input.
-    static func run(_ arguments: [String], input: String? = nil) throws -> Result {
-        let process = Process()
-        guard let executable else { throw MissingExecutable() }
-        process.executableURL = executable
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        let stdin = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = stdin
-        try process.run()
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try stdin.fileHandleForWriting.close()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, out: String(decoding: outData, as: UTF8.self),
-            err: String(decoding: errData, as: UTF8.self))
-    }
-}
-
 @Suite("daily-queue: the command line, end to end")
 struct CommandLineTests {
     let store: String
@@ -152,13 +105,14 @@ struct CommandLineTests {
         let blocked = try temporaryFolder().appendingPathComponent("file")
         try Data().write(to: blocked)
         let unwritable = try run("add", "X", "--store", blocked.appendingPathComponent("queue.json").path)
-        #expect(unwritable.status == 1 && unwritable.err.hasPrefix("daily-queue: cannot write the store "))
+        #expect(
+            unwritable.status == 5 && unwritable.err.hasPrefix("daily-queue: the folder \(blocked.path) "))
         #expect(unwritable.err.split(separator: "\n").count == 1)
 
         let corrupt = try temporaryFolder().appendingPathComponent("queue.json")
         try Data("not json".utf8).write(to: corrupt)
         let onCorrupt = try run("add", "X", "--store", corrupt.path)
-        #expect(onCorrupt.status == 1)
+        #expect(onCorrupt.status == 4)
         #expect(
             onCorrupt.err
                 == "daily-queue: the store \(corrupt.path) is corrupt (not a daily-queue file); it was left untouched\n"
@@ -172,8 +126,11 @@ struct CommandLineTests {
         let result = try run("repl", "--store", store, input: "help\nlist\n")
         let lines = result.out.split(separator: "\n").map(String.init)
         #expect(lines.first == "repl commands (as on the command line, without `daily-queue` and `--store`):")
+        #expect(!lines.contains { $0.hasPrefix("  demo") || $0.hasPrefix("  repl") })
+        #expect(lines.contains { $0.hasPrefix("  graph") })
         #expect(
-            !lines.contains { $0.hasPrefix("  demo") || $0.hasPrefix("  graph") || $0.hasPrefix("  repl") })
+            lines.contains(
+                "Each command first re-reads the store under its lock, so changes made meanwhile by other"))
         #expect(lines.contains("  quit            end (so does the end of the input)"))
         #expect(
             lines.suffix(2) == [

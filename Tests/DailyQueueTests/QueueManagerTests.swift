@@ -4,7 +4,7 @@ import ObserverGraph
 import Testing
 
 /// Records what a manager reports.
-final class EventRecorder: QueueManagerObserver {
+final class EventRecorder: GraphObserver, QueueManagerObserver {
     var events: [String] = []
     var onEvent: ((QueueEvent) -> Void)?
     func queueManager(_ manager: QueueManager, didReport event: QueueEvent) {
@@ -69,7 +69,7 @@ struct QueueManagerTests {
     func doneFalseRemoves() throws {
         let manager = try makeManager()
         let mirror = QueueMirror()
-        let token = manager.queue.observeValues(mirror.apply)
+        let token = manager.queue.observeValuesNonisolated(mirror.apply)
         try manager.add(title: "Dishes")
         let laundry = try manager.add(title: "Laundry")
         try manager.add(title: "Groceries")
@@ -133,7 +133,7 @@ struct QueueManagerTests {
     func deleteCompacts() throws {
         let manager = try makeManager()
         let mirror = QueueMirror()
-        let token = manager.queue.observeValues(mirror.apply)
+        let token = manager.queue.observeValuesNonisolated(mirror.apply)
         let items = try (1...4).map { try manager.add(title: "T\($0)") }
         try manager.delete(items[1].id)
         #expect(titles(manager) == ["T1", "T3", "T4"])
@@ -150,7 +150,7 @@ struct QueueManagerTests {
     func reorder() throws {
         let manager = try makeManager()
         let mirror = QueueMirror()
-        let token = manager.queue.observeValues(mirror.apply)
+        let token = manager.queue.observeValuesNonisolated(mirror.apply)
         let items = try (1...4).map { try manager.add(title: "T\($0)") }
         try manager.move(items[3].id, to: 1)
         #expect(titles(manager) == ["T4", "T1", "T2", "T3"])
@@ -168,7 +168,7 @@ struct QueueManagerTests {
     func dayRollover() throws {
         let manager = try makeManager(day: .tuesday)
         let mirror = QueueMirror()
-        let token = manager.queue.observeValues(mirror.apply)
+        let token = manager.queue.observeValuesNonisolated(mirror.apply)
         let tue1 = try manager.add(title: "Tue 1")
         let wed = try manager.add(title: "Wed", day: .wednesday)
         try manager.add(title: "Tue 2")
@@ -206,7 +206,7 @@ struct QueueManagerTests {
     func cascadingRemovals() throws {
         let manager = try makeManager()
         let mirror = QueueMirror()
-        let token = manager.queue.observeValues(mirror.apply)
+        let token = manager.queue.observeValuesNonisolated(mirror.apply)
         let items = try (1...6).map { try manager.add(title: "T\($0)") }
         // When one item leaves, the next one is marked not done from inside that callback.
         recorder.onEvent = { event in

@@ -89,13 +89,15 @@ struct JSONStoreTests {
     }
 }
 
-@Suite("DailyQueue: the view model")
+@Suite("DailyQueue: the view model (on the main actor, as an app runs it)")
+@MainActor
 struct QueueViewModelTests {
     @Test("Loading, then result; empty when nothing qualifies; operations update the state")
     func states() throws {
         let store = InMemoryQueueStore()
         let model = QueueViewModel(store: store, startDay: .tuesday)
-        let states = GraphLock<[String]>([])
+        var states: [String] = []
+        // A plain main-actor closure: it appends to a local of this main-actor test.
         let token = model.state.observeValues { state in
             let text =
                 switch state {
@@ -104,7 +106,7 @@ struct QueueViewModelTests {
                 case .result(let items): items.map(\.title).joined(separator: ",")
                 case .error(let error): "error: \(error)"
                 }
-            states.withLock { $0.append(text) }
+            states.append(text)
         }
         model.load()
         try model.add(title: "A")
@@ -113,8 +115,8 @@ struct QueueViewModelTests {
         try model.move(b, to: 1)
         try model.toggleDone(b)
         try model.setDay(model.manager!.queue.array[0].id, .friday)
-        #expect(states.withLock { $0 } == ["loading", "empty", "A", "A,B", "B,A", "A", "empty"])
-        #expect(model.rows?.array.isEmpty == true)
+        #expect(states == ["loading", "empty", "A", "A,B", "B,A", "A", "empty"])
+        #expect(model.rows.array.isEmpty)
         #expect(throws: QueueError.unknownItem(ItemID(42))) { try model.toggleDone(ItemID(42)) }
         withExtendedLifetime(token) {}
     }
@@ -142,17 +144,33 @@ struct QueueViewModelTests {
     func rows() throws {
         let model = QueueViewModel(store: InMemoryQueueStore(), startDay: .monday)
         model.load()
-        let changes = GraphLock<[ArrayChangeset]>([])
-        let token = model.rows!.observeValues { change in changes.withLock { $0.append(change.changeset) } }
+        var changes: [ArrayChangeset] = []
+        let token = model.rows.observeValues { change in changes.append(change.changeset) }
         try model.add(title: "A")
         try model.add(title: "B")
         try model.move(ItemID(2), to: 1)
         try model.delete(ItemID(1))
         #expect(
-            changes.withLock { $0 } == [
+            changes == [
                 ArrayChangeset(), ArrayChangeset(inserts: [0]), ArrayChangeset(inserts: [1]),
                 ArrayChangeset(moves: [.init(from: 1, to: 0)]), ArrayChangeset(deletes: [1]),
             ])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("With a rule that keeps done items, rows reload an item that changed in place")
+    func rowsWithCustomRule() throws {
+        let everything = QueueRule(name: "everything", qualifies: { _, _ in true })
+        let model = QueueViewModel(store: InMemoryQueueStore(), rule: everything, startDay: .monday)
+        model.load()
+        try model.add(title: "A", done: false)
+        try model.add(title: "B", done: false)
+        var changes: [ArrayChangeset] = []
+        let token = model.rows.observeValues { change in changes.append(change.changeset) }
+        try model.toggleDone(ItemID(2))
+        #expect(model.rows.array.map(\.done) == [false, true])
+        #expect(model.rows.array == model.manager?.queue.array.map(\.snapshot))
+        #expect(changes == [ArrayChangeset(inserts: [0, 1]), ArrayChangeset(updates: [1])])
         withExtendedLifetime(token) {}
     }
 

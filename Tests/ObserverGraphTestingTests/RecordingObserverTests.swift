@@ -171,7 +171,7 @@ struct RecordingObserverTests {
         clock.schedule(at: 3) {
             itemDone.record(done)
             // The queue manager: an item that is no longer done leaves the queue.
-            let token = done.observeValues { isDone in
+            let token = done.observeValuesNonisolated { isDone in
                 guard !isDone else { return }
                 items.update { $0.removeAll { $0 == "itemA" } }
                 removals.record(.value("O"))

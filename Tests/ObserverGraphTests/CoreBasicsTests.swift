@@ -302,7 +302,7 @@ struct CoreBasicsTests {
         #expect((CustomNamed() as any GraphObservable).graphDisplayName == "the queue")
         #expect((CustomNamed() as any GraphObserver).graphDisplayName == "the queue")
         let credits = ObservableValue(0)
-        let token = credits.observe { _ in }
+        let token = credits.observeNonisolated { _ in }
         #expect(isDefault(credits.observers[0].graphDisplayName, of: "closure"))
         #expect(isDefault(credits.graphDisplayName, of: "ObservableValue<Int>"))
         token.cancel()

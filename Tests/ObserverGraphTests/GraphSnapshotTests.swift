@@ -173,7 +173,7 @@ struct GraphSnapshotTests {
     @Test("Values and closure observers appear with their default names")
     func valuesLayer() {
         let credits = ObservableValue(0)
-        let token = credits.observeValues { _ in }
+        let token = credits.observeValuesNonisolated { _ in }
         let snapshot = GraphSnapshot(observables: [credits])
         #expect(snapshot.nodes.count == 2 && snapshot.edges.count == 1)
         #expect(snapshot.nodes[0].name == credits.graphDisplayName)
@@ -237,7 +237,23 @@ struct GraphSnapshotTests {
         race(threads: 4) { thread in
             var random = SeededGenerator(seed: UInt64(thread) &+ 7)
             if thread == 0 {
-                for _ in 0..<300 {
+                // The snapshots must overlap the changes however the threads are scheduled (a
+                // changing thread can do all its work in one time slice): they start once every
+                // changing thread has started, each waits until the changes moved on since the
+                // previous one, and the changing threads go on until 300 snapshots were taken.
+                let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+                func waitFor(_ condition: () -> Bool) {
+                    while !condition() && DispatchTime.now().uptimeNanoseconds < deadline {
+                        Thread.sleep(forTimeInterval: 0.000_05)
+                    }
+                }
+                waitFor { seen["changers started"] == 3 }
+                var taken = 0
+                while taken < 300 {
+                    let changes = seen["changes"]
+                    waitFor { seen["changes"] >= changes + 10 || seen["changers done"] == 3 }
+                    taken += 1
+                    seen.bump("snapshots")
                     let snapshot = GraphSnapshot(observables: [subjects[0]])
                     seen.bump("nodes", by: snapshot.nodes.count)
                     problems.bump("inconsistent", by: snapshot.isConsistent ? 0 : 1)
@@ -251,7 +267,11 @@ struct GraphSnapshotTests {
                 }
                 return
             }
-            for i in 0..<3_000 {
+            seen.bump("changers started")
+            var i = 0
+            while i < 3_000 || (seen["snapshots"] < 300 && i < 1_000_000) {
+                i += 1
+                seen.bump("changes")
                 let observable = observables.randomElement(using: &random)!
                 let tracker = trackers.randomElement(using: &random)!
                 switch Int.random(in: 0..<10, using: &random) {
@@ -264,13 +284,14 @@ struct GraphSnapshotTests {
                     if Bool.random(using: &random) { observable.removeObserver(temporary) }
                 }
             }
+            seen.bump("changers done")
         }
         #expect(problems["inconsistent"] == 0)
         #expect(problems["unreachable"] == 0)
         #expect(problems["duplicate edges"] == 0)
         #expect(problems["duplicate nodes"] == 0)
         #expect(problems["roles"] == 0)
-        #expect(seen["nodes"] > 300, "the snapshots must actually see a graph")
+        #expect(seen["nodes"] > seen["snapshots"], "the snapshots must actually see a graph")
 
         // Quiet again: the snapshot sees exactly what the objects themselves say.
         let snapshot = GraphSnapshot(observables: observables, trackingObservers: trackers)

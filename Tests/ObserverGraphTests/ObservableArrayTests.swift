@@ -55,7 +55,7 @@ struct ObservableArrayTests {
     func sourceDocumentExamples() throws {
         let names = ObservableArray(["Steve", "Tim"])
         let log = ChangeLog<String>()
-        let token = names.observeValues(log.record)
+        let token = names.observeValuesNonisolated(log.record)
         #expect(log.last == ArrayChangeset(inserts: [0, 1]))
         names.append("John")
         #expect(log.last == ArrayChangeset(inserts: [2]))
@@ -73,7 +73,7 @@ struct ObservableArrayTests {
     func replaceDiffs() {
         let numbers = ObservableArray([1, 2, 3])
         let log = ChangeLog<Int>()
-        let token = numbers.observeValues(log.record)
+        let token = numbers.observeValuesNonisolated(log.record)
         numbers.replace(with: [0, 1, 3, 4])
         #expect(log.last == ArrayChangeset(deletes: [1], inserts: [0, 3]))
         #expect(log.last?.description == "deletes [1], inserts [0, 3]")
@@ -92,7 +92,7 @@ struct ObservableArrayTests {
         let names = ObservableArray(["Steve", "Tim"])
         let lengths = names.map { $0.count }
         let log = ChangeLog<Int>()
-        let token = lengths.observeValues(log.record)
+        let token = lengths.observeValuesNonisolated(log.record)
         names.append("Tony")
         #expect(lengths.array == [5, 3, 4])
         #expect(log.last == ArrayChangeset(inserts: [2]))
@@ -107,7 +107,7 @@ struct ObservableArrayTests {
         let names = ObservableArray(["Steve", "Tim"])
         let target = ObservableArray<Int>([9, 9, 9])
         let log = ChangeLog<Int>()
-        let targetToken = target.observeValues(log.record)
+        let targetToken = target.observeValuesNonisolated(log.record)
         let lengths = names.map { $0.count }
         let binding = lengths.bind(to: target)
         #expect(target.array == [5, 3])
@@ -129,7 +129,7 @@ struct ObservableArrayTests {
         let numbers = ObservableArray([1, 2, 3, 4, 5, 6])
         let evens = numbers.filter { $0 % 2 == 0 }
         let log = ChangeLog<Int>()
-        let token = evens.observeValues(log.record)
+        let token = evens.observeValuesNonisolated(log.record)
         #expect(evens.array == [2, 4, 6])
         numbers.append(8)
         #expect(log.last == ArrayChangeset(inserts: [3]))
@@ -152,7 +152,7 @@ struct ObservableArrayTests {
         let names = ObservableArray(["Steve", "Tim"])
         let short = names.map { $0.count }.filter { $0 < 5 }
         let log = ChangeLog<Int>()
-        let token = short.observeValues(log.record)
+        let token = short.observeValuesNonisolated(log.record)
         names.append("Tony")
         names.append("Alexander")
         names[0] = "Al"
@@ -167,17 +167,17 @@ struct ObservableArrayTests {
     @Test("An observable array can follow a stream of whole arrays by diffing (the diff operator)")
     func diffOperator() {
         let reloads = ObservableValue([1, 2, 3])
-        let items = ObservableArray(diffing: reloads)
+        let items = ReadOnlyObservableArray(diffing: reloads)
         let log = ChangeLog<Int>()
-        let token = items.observeValues(log.record)
+        let token = items.observeValuesNonisolated(log.record)
         reloads.value = [1, 3, 4]
         #expect(items.array == [1, 3, 4])
         #expect(log.last == ArrayChangeset(deletes: [1], inserts: [2]))
 
         let tagged = ObservableValue([Tagged(id: 1, value: 0), Tagged(id: 2, value: 0)])
-        let byID = ObservableArray(diffing: tagged, identifiedBy: \.id)
+        let byID = ReadOnlyObservableArray(diffing: tagged, identifiedBy: \.id)
         let taggedLog = ChangeLog<Tagged>()
-        let taggedToken = byID.observeValues(taggedLog.record)
+        let taggedToken = byID.observeValuesNonisolated(taggedLog.record)
         tagged.value = [Tagged(id: 1, value: 0), Tagged(id: 2, value: 7)]
         #expect(taggedLog.last == ArrayChangeset(updates: [1]))
         tagged.value = [Tagged(id: 2, value: 7), Tagged(id: 1, value: 0)]
@@ -189,7 +189,7 @@ struct ObservableArrayTests {
     func badInput() {
         let array = ObservableArray([1, 2])
         let log = ChangeLog<Int>()
-        let token = array.observeValues(log.record)
+        let token = array.observeValuesNonisolated(log.record)
         #expect(throws: ObservableArrayError.indexOutOfRange(index: 2, count: 2)) { try array.remove(at: 2) }
         #expect(throws: ObservableArrayError.indexOutOfRange(index: 3, count: 2)) {
             try array.insert(0, at: 3)
@@ -219,7 +219,9 @@ struct ObservableArrayTests {
         let names = ObservableArray(["a", "b", "c", "d"])
         let log = ChangeLog<String>()
         let mirror = Mirror<String>()
-        let tokens = [names.observeValues(log.record), names.observeValues(mirror.apply)]
+        let tokens = [
+            names.observeValuesNonisolated(log.record), names.observeValuesNonisolated(mirror.apply),
+        ]
         try names.batch { batch in
             try batch.remove(at: 0)  // a
             batch.append("e")
@@ -248,10 +250,12 @@ struct ObservableArrayTests {
         let array = ObservableArray<Int>()
         let first = Mirror<Int>("first")
         let second = Mirror<Int>("second")
-        let grower = array.observeValues { change in
+        let grower = array.observeValuesNonisolated { change in
             if change.array.first == 100 && change.array.count < 5 { array.append(change.array.count) }
         }
-        let tokens = [array.observeValues(first.apply), array.observeValues(second.apply)]
+        let tokens = [
+            array.observeValuesNonisolated(first.apply), array.observeValuesNonisolated(second.apply),
+        ]
         array.append(100)
         #expect(array.array == [100, 1, 2, 3, 4])
         #expect(first.mirror == array.array && second.mirror == array.array)
@@ -324,8 +328,9 @@ struct ObservableArrayPropertyTests {
             let doubledMirror = Mirror<Int>("map")
             let oddMirror = Mirror<Int>("filter")
             let tokens = [
-                array.observeValues(mirror.apply), doubled.observeValues(doubledMirror.apply),
-                odd.observeValues(oddMirror.apply),
+                array.observeValuesNonisolated(mirror.apply),
+                doubled.observeValuesNonisolated(doubledMirror.apply),
+                odd.observeValuesNonisolated(oddMirror.apply),
             ]
             for _ in 0..<25 { Self.randomOperation(on: array, &random) }
             let problems = mirror.problems + doubledMirror.problems + oddMirror.problems
@@ -391,7 +396,7 @@ struct ObservableArrayPropertyTests {
     func concurrentMutations() {
         let array = ObservableArray<Int>()
         let mirrors = (0..<3).map { Mirror<Int>("observer \($0)") }
-        let tokens = mirrors.map { array.observeValues($0.apply) }
+        let tokens = mirrors.map { array.observeValuesNonisolated($0.apply) }
         race(threads: 4) { thread in
             var random = SeededGenerator(seed: UInt64(thread) + 500)
             for _ in 0..<400 { Self.randomOperation(on: array, &random) }

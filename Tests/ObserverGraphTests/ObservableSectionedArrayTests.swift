@@ -36,7 +36,7 @@ struct ObservableSectionedArrayTests {
             ArraySection(metadata: "Cities", items: ["Paris", "Berlin"])
         ])
         let log = GraphLock<[SectionedChangeset]>([])
-        let token = table.observeValues { change in log.withLock { $0.append(change.changeset) } }
+        let token = table.observeValuesNonisolated { change in log.withLock { $0.append(change.changeset) } }
         try table.appendItem("Copenhagen", toSection: 0)
         table.appendSection(ArraySection(metadata: "Countries", items: ["France", "Croatia"]))
         try table.moveItem(from: ItemPath(section: 0, item: 0), to: ItemPath(section: 1, item: 0))
@@ -80,7 +80,7 @@ struct ObservableSectionedArrayTests {
             let table = ObservableSectionedArray<String, Int>(
                 (0..<Int.random(in: 0...3, using: &random)).map { _ in randomSection() })
             let mirror = SectionMirror()
-            let token = table.observeValues(mirror.apply)
+            let token = table.observeValuesNonisolated(mirror.apply)
             func randomStep(_ batch: inout SectionedBatch<String, Int>) {
                 let sections = batch.sections.count
                 func path(extra: Int = 0) -> ItemPath? {

@@ -1,9 +1,11 @@
+import Dispatch
 import ObserverGraph
 import Testing
 
 // The README's quick start, verbatim: DocSnippetTests fails when a block of README.md is not
 // found here. Its types are nested in the suite; its statements run in `quickStart`, followed by
-// expectations that check what its comments claim. Its `print` calls are recorded.
+// expectations that check what its comments claim. Its `print` calls are recorded. The README's
+// "Where closures run" view model is in Docs/SwiftConcurrencyArticleTests.swift, with the article.
 
 @Suite("README examples")
 struct ReadmeTests {
@@ -36,7 +38,8 @@ struct ReadmeTests {
         func creditsChanged(to credits: Int) { lastSeen = credits }
     }
 
-    @Test("The quick start does what its comments say")
+    @Test("The quick start does what its comments say, on the main actor as an app's top level")
+    @MainActor
     func quickStart() {
         let wallet = Wallet()
         let label = BalanceLabel()  // observables hold observers weakly: keep it alive
@@ -47,10 +50,10 @@ struct ReadmeTests {
 
         let balance = ObservableValue(0)  // a value with closure observers
         let token = balance.observeValues { print("balance:", $0) }  // prints "balance: 0" at once
-        balance.value = 5  // prints "balance: 5"; token.cancel() ends the observation
+        balance.set(5)  // prints "balance: 5"; token.cancel() ends the observation
         #expect(output.all == ["balance: 0", "balance: 5"])
         token.cancel()
-        balance.value = 6
+        balance.set(6)
         #expect(output.all == ["balance: 0", "balance: 5"] && balance.observerCount == 0)
     }
 
@@ -70,5 +73,82 @@ struct ReadmeTests {
         #expect(GraphNode.consistencyViolations(among: [observable.graphNode, tracker.graphNode]).isEmpty)
         #expect(observable.removeAllObservers().count == 2)
         #expect(tracker.subscriptions.isEmpty)
+    }
+}
+
+// The concurrency examples of the README and of the article "Swift concurrency and actors", run
+// on the main actor as an app runs them (the promise table in the Guarantees article names these
+// tests; the verbatim copies of the article's blocks are in Docs/SwiftConcurrencyArticleTests).
+
+@MainActor
+private final class CreditsViewModel {
+    var text = ""
+    private let bag = TokenBag()
+
+    init(credits: ObservableValue<Int>) {
+        credits.observeValues { [weak self] in self?.text = "\($0) credits" }.store(in: bag)
+    }
+}
+
+private protocol WalletMessages {
+    func creditsChanged(to credits: Int)
+}
+
+@MainActor
+private final class WalletScreen: GraphObserver, @MainActor WalletMessages {
+    var text = ""
+    func creditsChanged(to credits: Int) { text = "\(credits) credits" }
+}
+
+private final class PostingWallet: GraphObservable, Sendable {
+    let graphNode = GraphNode()
+    // Called from any thread or actor; `isolation` passes the caller's actor on to `post`.
+    func spent(_ credits: Int, isolation: isolated (any Actor)? = #isolation) {
+        post(as: (any WalletMessages).self) { $0.creditsChanged(to: credits) }
+    }
+}
+
+@Suite("README examples: Swift concurrency", .timeLimit(.minutes(1)))
+@MainActor
+struct ReadmeConcurrencyTests {
+    @Test("The values snippet: set and update on the main actor reach a main-actor closure at once")
+    func valuesSnippet() {
+        var printed: [String] = []
+        let credits = ObservableValue(0)
+        let creditsToken = credits.observeValues { printed.append("credits: \($0)") }
+        credits.set(5)
+        credits.update { $0 += 10 }
+        #expect(printed == ["credits: 0", "credits: 5", "credits: 15"])
+        withExtendedLifetime(creditsToken) {}
+    }
+
+    @Test("The shortest view model updates its text from the main actor and from other threads")
+    func viewModelSnippet() async {
+        let credits = ObservableValue(1)
+        let model = CreditsViewModel(credits: credits)
+        #expect(model.text == "1 credits")
+        credits.set(2)
+        #expect(model.text == "2 credits")
+        DispatchQueue.global().async { credits.value = 3 }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while model.text != "3 credits", ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(model.text == "3 credits")
+    }
+
+    @Test("post reaches a main-actor-isolated conformance from a background thread")
+    func postSnippet() async {
+        let wallet = PostingWallet()
+        let screen = WalletScreen()
+        wallet.addObserver(screen)
+        DispatchQueue.global().async { wallet.spent(7) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while screen.text.isEmpty, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(screen.text == "7 credits")
+        wallet.spent(8)  // on the main actor: delivered before post returns
+        #expect(screen.text == "8 credits")
     }
 }

@@ -159,11 +159,11 @@ struct ReentrancyTests {
         subject.addObserver(a)
         #expect(
             log.all == [
-                "A.didSubscribe(O)",
-                "B.didSubscribe(O)",
+                // Changes made inside a callback of O wait for it: O hears of each change in
+                // the order the changes took effect.
+                "A.didSubscribe(O)", "O.observer(A, true)",
+                "B.didSubscribe(O)", "O.observer(B, true)",
                 "A.didUnsubscribe(O)", "O.observer(A, false)",
-                "O.observer(B, true)",
-                "O.observer(A, true)",
             ])
         #expect(names(subject.observers) == ["B"])
         #expect(log.count("A.didSubscribe(O)") == 1 && log.count("A.didUnsubscribe(O)") == 1)

@@ -20,7 +20,7 @@ struct ValuesTests {
     func valueReplays() {
         let value = ObservableValue(1)
         let recorder = Recorder<Int>()
-        let token = value.observe(recorder.record)
+        let token = value.observeNonisolated(recorder.record)
         #expect(recorder.events == [.value(1)])
         value.value = 2
         value.update { $0 += 10 }
@@ -35,12 +35,12 @@ struct ValuesTests {
         let channel = EventChannel<String>()
         #expect(channel.send("before"))
         let recorder = Recorder<String>()
-        let token = channel.observe(recorder.record)
+        let token = channel.observeNonisolated(recorder.record)
         channel.send("after")
         #expect(recorder.events == [.value("after")])
         let voids = EventChannel<Void>()
         let count = GraphLock(0)
-        let voidToken = voids.observeValues { count.withLock { $0 += 1 } }
+        let voidToken = voids.observeValuesNonisolated { count.withLock { $0 += 1 } }
         voids.send()
         voids.send()
         #expect(count.withLock { $0 } == 2)
@@ -53,7 +53,10 @@ struct ValuesTests {
         let distinct = ObservableValue(5, skipsEqualValues: true)
         let everyRecorder = Recorder<Int>()
         let distinctRecorder = Recorder<Int>()
-        let tokens = [every.observe(everyRecorder.record), distinct.observe(distinctRecorder.record)]
+        let tokens = [
+            every.observeNonisolated(everyRecorder.record),
+            distinct.observeNonisolated(distinctRecorder.record),
+        ]
         for next in [5, 6, 6, 5] {
             every.value = next
             distinct.value = next
@@ -68,7 +71,7 @@ struct ValuesTests {
     func finishing() {
         let channel = EventChannel<Int>()
         let recorder = Recorder<Int>()
-        let token = channel.observe(recorder.record)
+        let token = channel.observeNonisolated(recorder.record)
         channel.send(1)
         #expect(channel.finish())
         #expect(!channel.finish())
@@ -84,12 +87,12 @@ struct ValuesTests {
     func failingAndLateObservers() {
         let value = ObservableValue("a")
         let early = Recorder<String>()
-        let earlyToken = value.observe(early.record)
+        let earlyToken = value.observeNonisolated(early.record)
         #expect(value.fail(Boom(code: 7)))
         value.value = "ignored"
         #expect(value.value == "a")
         let late = Recorder<String>()
-        let lateToken = value.observe(late.record)
+        let lateToken = value.observeNonisolated(late.record)
         #expect(early.events == [.value("a"), .failed(Boom(code: 7))])
         #expect(late.events == [.failed(Boom(code: 7))])
         #expect(value.observerCount == 0)
@@ -102,7 +105,7 @@ struct ValuesTests {
         struct Offline: Error {}
         let state = ObservableValue<ViewState<[String]>>(.loading)
         let recorder = Recorder<ViewState<[String]>>()
-        let token = state.observe(recorder.record)
+        let token = state.observeNonisolated(recorder.record)
         state.value = ViewState(Result<[String], Offline>.failure(Offline()))
         state.value = ViewState(Result<[String], Offline>.success([]))
         state.value = ViewState(Result<[String], Offline>.success(["Laundry"]))
@@ -113,7 +116,7 @@ struct ValuesTests {
 
         let results = EventChannel<Result<Int, Boom>>()
         let resultRecorder = Recorder<Result<Int, Boom>>()
-        let resultToken = results.observe(resultRecorder.record)
+        let resultToken = results.observeNonisolated(resultRecorder.record)
         results.send(.failure(Boom(code: 1)))
         results.send(.success(3))
         #expect(resultRecorder.values == [.failure(Boom(code: 1)), .success(3)])
@@ -127,7 +130,7 @@ struct TokenTests {
     func explicitCancel() {
         let channel = EventChannel<Int>()
         let recorder = Recorder<Int>()
-        let token = channel.observe(recorder.record)
+        let token = channel.observeNonisolated(recorder.record)
         channel.send(1)
         token.cancel()
         token.cancel()
@@ -141,7 +144,7 @@ struct TokenTests {
     func deinitCancels() {
         let channel = EventChannel<Int>()
         let recorder = Recorder<Int>()
-        var token: SubscriptionToken? = channel.observe(recorder.record)
+        var token: SubscriptionToken? = channel.observeNonisolated(recorder.record)
         channel.send(1)
         #expect(token != nil)
         token = nil
@@ -156,12 +159,12 @@ struct TokenTests {
         let first = Recorder<Int>()
         let second = Recorder<Int>()
         let box = GraphLock<SubscriptionToken?>(nil)
-        let token = channel.observe { event in
+        let token = channel.observeNonisolated { event in
             first.record(event)
             if event.value == 2 { box.withLock { $0 }?.cancel() }
         }
         box.withLock { $0 = token }
-        let other = channel.observe(second.record)
+        let other = channel.observeNonisolated(second.record)
         channel.send(1)
         channel.send(2)
         channel.send(3)
@@ -175,7 +178,7 @@ struct TokenTests {
         let value = ObservableValue(0)
         let recorder = Recorder<Int>()
         var bag: TokenBag? = TokenBag()
-        for _ in 0..<3 { value.observe(recorder.record).store(in: bag!) }
+        for _ in 0..<3 { value.observeNonisolated(recorder.record).store(in: bag!) }
         #expect(bag!.count == 3)
         value.value = 1
         #expect(recorder.values == [0, 0, 0, 1, 1, 1])
@@ -183,7 +186,7 @@ struct TokenTests {
         #expect(bag!.count == 0)
         value.value = 2
         #expect(value.observerCount == 0)
-        value.observe(recorder.record).store(in: bag!)
+        value.observeNonisolated(recorder.record).store(in: bag!)
         bag = nil
         value.value = 3
         #expect(recorder.values == [0, 0, 0, 1, 1, 1, 2])
@@ -199,7 +202,7 @@ struct TokenTests {
             let delivered = GraphLock(0)
             let cancelled = GraphLock(false)
             let afterCancel = GraphLock(0)
-            let token = channel.observe { event in
+            let token = channel.observeNonisolated { event in
                 running.withLock { $0 += 1 }
                 started.withLock { $0 += 1 }
                 if cancelled.withLock({ $0 }) { afterCancel.withLock { $0 += 1 } }
@@ -277,7 +280,7 @@ struct ValueOrderingTests {
     func concurrentUpdates() {
         let value = ObservableValue(0)
         let recorder = Recorder<Int>()
-        let token = value.observe(recorder.record)
+        let token = value.observeNonisolated(recorder.record)
         race(threads: 4) { _ in
             for _ in 0..<5_000 { value.update { $0 += 1 } }
         }
@@ -294,16 +297,16 @@ struct ValueOrderingTests {
         // Observer 0 doubles odd values, observer 1 bumps small even values; observer 2 only
         // watches. Each write happens inside a delivery.
         tokens.append(
-            value.observe { event in
+            value.observeNonisolated { event in
                 recorders[0].record(event)
                 if let v = event.value, v % 2 == 1, v < 50 { value.value = v * 2 }
             })
         tokens.append(
-            value.observe { event in
+            value.observeNonisolated { event in
                 recorders[1].record(event)
                 if let v = event.value, v % 2 == 0, v < 50 { value.update { $0 += 1 } }
             })
-        tokens.append(value.observe(recorders[2].record))
+        tokens.append(value.observeNonisolated(recorders[2].record))
         // While observer 1 joined, its first value (0) started the chain; observer 2 joined after
         // it ended and got 62. Then one outside write starts the chain again.
         value.value = 1
@@ -320,14 +323,14 @@ struct ValueOrderingTests {
         let value = ObservableValue(0)
         let log = EventLog()
         let inner = GraphLock<SubscriptionToken?>(nil)
-        let outer = value.observeValues { v in
+        let outer = value.observeValuesNonisolated { v in
             log.append("outer \(v)")
             if v == 1 {
-                let token = value.observeValues { log.append("inner \($0)") }
+                let token = value.observeValuesNonisolated { log.append("inner \($0)") }
                 inner.withLock { $0 = token }
             }
         }
-        let second = value.observeValues { log.append("second \($0)") }
+        let second = value.observeValuesNonisolated { log.append("second \($0)") }
         log.clear()
         value.value = 1
         value.value = 2
@@ -340,10 +343,10 @@ struct ValueOrderingTests {
         let value = ObservableValue(0)
         let newcomer = Recorder<Int>()
         let newcomerToken = GraphLock<SubscriptionToken?>(nil)
-        let writer = value.observeValues { v in
+        let writer = value.observeValuesNonisolated { v in
             guard v == 1 else { return }
             value.value = 5  // queued: a delivery is running
-            let token = value.observe(newcomer.record)  // joins after 5 was queued
+            let token = value.observeNonisolated(newcomer.record)  // joins after 5 was queued
             newcomerToken.withLock { $0 = token }
         }
         value.value = 1
@@ -454,7 +457,7 @@ struct ValueOwnershipTests {
             let value = ObservableValue(0)
             weakValue = value
             let payload = Payload(deinits: deinits)
-            token = value.observe { event in
+            token = value.observeNonisolated { event in
                 _ = payload
                 recorder.record(event)
             }
@@ -503,7 +506,7 @@ struct ValueOwnershipTests {
         var tokens: [SubscriptionToken] = []
         for _ in 0..<2 {
             let payload = Payload(deinits: deinits)
-            tokens.append(channel.observeValues { _ in _ = payload })
+            tokens.append(channel.observeValuesNonisolated { _ in _ = payload })
         }
         tokens[0].cancel()
         #expect(deinits["payload"] == 1)
@@ -520,7 +523,7 @@ struct ValueOwnershipTests {
             let deinits: Counters
             init(deinits: Counters) {
                 self.deinits = deinits
-                token = credits.observeValues { [self] _ in _ = self.credits }
+                token = credits.observeValuesNonisolated { [self] _ in _ = self.credits }
             }
             deinit { deinits.bump("screen") }
         }

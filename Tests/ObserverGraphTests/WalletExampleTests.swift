@@ -42,8 +42,8 @@ struct WalletExampleTests {
         let wallet = WalletService()
         let log = EventLog()
         let bag = TokenBag()
-        wallet.credits.observeValues { log.append("\($0)") }.store(in: bag)
-        wallet.credits.observeValues { log.append("Second: \($0)") }.store(in: bag)
+        wallet.credits.observeValuesNonisolated { log.append("\($0)") }.store(in: bag)
+        wallet.credits.observeValuesNonisolated { log.append("Second: \($0)") }.store(in: bag)
 
         try wallet.increase(by: 10)
         try wallet.use(5)

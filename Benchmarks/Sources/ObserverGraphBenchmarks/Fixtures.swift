@@ -65,3 +65,31 @@ func sizeLabel(_ n: Int) -> String {
     if n >= 1_000 && n % 1_000 == 0 { return "\(n / 1_000)k" }
     return "\(n)"
 }
+
+/// The registry a user could write by hand with the kit's lock: object identity to a weak
+/// reference in a dictionary behind one `GraphLock`. No order, no callbacks, no tracking side,
+/// no duplicate-safe reuse of a dead object's address beyond a weak check: the floor for a
+/// locked registry of weakly held observers, run on the same observer objects as the kit.
+final class HandRegistry: @unchecked Sendable {
+    private let storage = GraphLock<[ObjectIdentifier: Weak]>([:])
+
+    /// Adds `observer` unless it is already there (checked and inserted in one critical section).
+    func add(_ observer: Obs) -> Bool {
+        let key = ObjectIdentifier(observer)
+        return storage.withLock { entries in
+            if entries[key]?.object != nil { return false }
+            entries[key] = Weak(object: observer)
+            return true
+        }
+    }
+
+    func remove(_ observer: Obs) -> Bool {
+        let key = ObjectIdentifier(observer)
+        return storage.withLock { $0.removeValue(forKey: key) != nil }
+    }
+
+    func contains(_ observer: Obs) -> Bool {
+        let key = ObjectIdentifier(observer)
+        return storage.withLock { $0[key]?.object != nil }
+    }
+}

@@ -10,13 +10,14 @@ let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 
 if options.listOnly {
     for family in Registry.families { print("\(family.id): \(family.summary)") }
+    print("\(ActorDelivery.id): \(ActorDelivery.summary)")
     for planned in PlannedScenarios.descriptions {
         print("\(planned.id): PLANNED, not implemented: \(planned.needs)")
     }
     exit(0)
 }
 
-let knownFamilies = Set(Registry.families.map(\.id))
+let knownFamilies = Set(Registry.families.map(\.id) + [ActorDelivery.id])
 if let only = options.only, !only.isSubset(of: knownFamilies) {
     print(
         "error: unknown scenario family: \(only.subtracting(knownFamilies).sorted().joined(separator: ", "))")
@@ -37,6 +38,10 @@ if machine.cores <= 2 {
 let report = Report()
 for family in Registry.families where options.only?.contains(family.id) ?? true {
     family.run(plan, report)
+}
+// Awaited at the top level, so the main actor is free to run deliveries while it waits.
+if options.only?.contains(ActorDelivery.id) ?? true {
+    await ActorDelivery.run(plan: plan, report: report)
 }
 report.computeRatios()
 // Targets are judged on full runs only: a smoke run's sizes and samples say nothing about them.

@@ -6,6 +6,7 @@
 // Only `measuredSection` (and what it calls) is counted, not the set-up. See README.md,
 // "Profiling", for the whole recipe (valgrind needs a copy without DWARF 5 debug info).
 
+import CMallocStats
 import ObserverGraph
 
 #if canImport(Glibc)
@@ -31,6 +32,45 @@ struct Weak {
     weak var object: Obs?
 }
 
+/// The hand-written weak registry of the benchmarks (Fixtures.swift), for instruction counts.
+final class HandRegistry {
+    private let storage = GraphLock<[ObjectIdentifier: Weak]>([:])
+
+    func add(_ observer: Obs) -> Bool {
+        let key = ObjectIdentifier(observer)
+        return storage.withLock { entries in
+            if entries[key]?.object != nil { return false }
+            entries[key] = Weak(object: observer)
+            return true
+        }
+    }
+
+    func remove(_ observer: Obs) -> Bool {
+        let key = ObjectIdentifier(observer)
+        return storage.withLock { $0.removeValue(forKey: key) != nil }
+    }
+
+    func contains(_ observer: Obs) -> Bool {
+        let key = ObjectIdentifier(observer)
+        return storage.withLock { $0[key]?.object != nil }
+    }
+}
+
+/// A seeded permutation of 0..<count (SplitMix64 and Fisher-Yates).
+func permutation(_ count: Int, seed: UInt64) -> [Int] {
+    var state = seed
+    var positions = Array(0..<count)
+    for i in stride(from: count - 1, to: 0, by: -1) {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        z ^= z >> 31
+        positions.swapAt(i, Int(z % UInt64(i + 1)))
+    }
+    return positions
+}
+
 @_optimize(none) @inline(never)
 func blackHole<T>(_ value: T) {}
 
@@ -46,7 +86,13 @@ let workloads = [
     "subscribe-tracking": "subscribe n tracking observers",
     "unsubscribe-tracking": "unsubscribe n tracking observers, oldest first",
     "lookup": "isSubscribed for n subscribed plain observers",
-    "lookup-absent": "isSubscribed for n plain observers that are not subscribed",
+    "lookup-absent": "isSubscribed for n plain observers that are not subscribed (n others are)",
+    "unsubscribe-random": "unsubscribe n plain observers in a seeded random order",
+    "subscribe-fresh": "subscribe n plain observers never referenced weakly (side tables allocated)",
+    "hand-subscribe": "hand-written GraphLock<[ObjectIdentifier: Weak]>: add n observers",
+    "hand-unsubscribe": "hand-written registry: remove n observers, oldest first",
+    "hand-lookup": "hand-written registry: lookup n present observers",
+    "steady": "steady churn: n subscribed, then `rounds` x n random unsubscribe+subscribe pairs",
     "valueset": "set an ObservableValue<Int> observed by one closure, n times",
 ]
 
@@ -62,13 +108,25 @@ let rounds = arguments.count > 3 ? Int(arguments[3]) ?? 100 : 100
 let value = opaque(1)
 
 let observers = (0..<n).map { _ in Obs() }
+let others = workload == "lookup-absent" ? (0..<n).map { _ in Obs() } : []
+let fresh = workload == "subscribe-fresh" ? (0..<n).map { _ in Obs() } : []
+let order = permutation(n, seed: 0x5EED_0002)
+let hand = HandRegistry()
 let trackers = workload.hasSuffix("tracking") ? (0..<n).map { _ in TrackingObs() } : []
 let subject = Subject()
+/// Trackers get their side tables up front too, as the churn benchmark's reused ones have.
+let trackerSideTables = trackers.map { tracker in { [weak tracker] in tracker } }
 let weaks = observers.map { Weak(object: $0) }  // every observer gets its side table up front
 let closures: [(Int) -> Void] = observers.map { observer in { observer.receive($0) } }
+/// Malloc bytes in use before the registry is filled (the steady workload measures from here).
+let bytesBeforeSetup = og_malloc_bytes_in_use()
 switch workload {
-case "broadcast", "lookup", "unsubscribe":
+case "broadcast", "lookup", "unsubscribe", "unsubscribe-random", "steady":
     for observer in observers { subject.addObserver(observer) }
+case "lookup-absent":
+    for observer in others { subject.addObserver(observer) }
+case "hand-unsubscribe", "hand-lookup":
+    for observer in observers { _ = hand.add(observer) }
 case "unsubscribe-tracking":
     for tracker in trackers { subject.addObserver(tracker) }
 default:
@@ -85,6 +143,9 @@ struct Fixture {
     let trackers: [TrackingObs]
     let weaks: [Weak]
     let closures: [(Int) -> Void]
+    let fresh: [Obs]
+    let order: [Int]
+    let hand: HandRegistry
 }
 
 /// The only part callgrind counts (with --toggle-collect='*measuredSection*').
@@ -93,7 +154,8 @@ func measuredSection(_ f: Fixture) -> Int {
     var result = 0
     switch f.workload {
     case "broadcast":
-        for _ in 0..<f.rounds { result &+= f.subject.broadcast(as: Obs.self) { $0.receive(f.value) } }
+        let value = f.value  // the body captures one Int, not the whole fixture
+        for _ in 0..<f.rounds { result &+= f.subject.broadcast(as: Obs.self) { $0.receive(value) } }
     case "weakloop":
         for _ in 0..<f.rounds {
             for i in f.weaks.indices { f.weaks[i].object?.receive(f.value) }
@@ -113,10 +175,46 @@ func measuredSection(_ f: Fixture) -> Int {
     case "valueset":
         let value = ObservableValue(0)
         let sum = GraphLock(0)
-        let token = value.observeValues { v in sum.withLock { $0 &+= v } }
+        let token = value.observeValuesNonisolated { v in sum.withLock { $0 &+= v } }
         for i in 0..<f.observers.count { value.value = i }
         result = sum.withLock { $0 }
         withExtendedLifetime(token) {}
+    case "unsubscribe-random":
+        for p in f.order where f.subject.removeObserver(f.observers[p]) != nil { result &+= 1 }
+    case "subscribe-fresh":
+        for observer in f.fresh where f.subject.addObserver(observer) != nil { result &+= 1 }
+    case "hand-subscribe":
+        for observer in f.observers where f.hand.add(observer) { result &+= 1 }
+    case "hand-unsubscribe":
+        for observer in f.observers where f.hand.remove(observer) { result &+= 1 }
+    case "hand-lookup":
+        for observer in f.observers where f.hand.contains(observer) { result &+= 1 }
+    case "steady":
+        // Each step removes one observer at random and adds it back at the end: the registry
+        // keeps n live entries while holes come and go (compaction and index upkeep). The
+        // registry's bytes (malloc bytes in use above the start) are sampled 16 times a round.
+        let base = bytesBeforeSetup
+        var peak = 0
+        var sum = 0
+        var samples = 0
+        let every = max(1, f.order.count / 16)
+        for _ in 0..<f.rounds {
+            for (step, p) in f.order.enumerated() {
+                let observer = f.observers[p]
+                if f.subject.removeObserver(observer) != nil { result &+= 1 }
+                if f.subject.addObserver(observer) != nil { result &+= 1 }
+                if step % every == 0 {
+                    let bytes = Int(og_malloc_bytes_in_use()) - Int(base)
+                    peak = max(peak, bytes)
+                    sum += bytes
+                    samples += 1
+                }
+            }
+        }
+        let live = f.observers.count
+        print(
+            "steady: registry bytes per live entry: mean \(sum / max(1, samples) / live), "
+                + "peak \(peak / live)")
     case "lookup", "lookup-absent":
         for observer in f.observers where f.subject.hasObserver(observer) { result &+= 1 }
     default:
@@ -128,7 +226,7 @@ func measuredSection(_ f: Fixture) -> Int {
 let result = measuredSection(
     Fixture(
         workload: workload, rounds: rounds, value: value, subject: subject, observers: observers,
-        trackers: trackers, weaks: weaks, closures: closures))
+        trackers: trackers, weaks: weaks, closures: closures, fresh: fresh, order: order, hand: hand))
 blackHole(result)
-withExtendedLifetime((observers, trackers, weaks, closures)) {}
+withExtendedLifetime((observers, trackers, weaks, closures, others, fresh, trackerSideTables)) {}
 print("\(workload) n=\(n): \(description); result \(result)")

@@ -1,15 +1,19 @@
 // Diffing two arrays into an `ArrayChangeset`.
 //
-// Algorithm: after trimming the common prefix and suffix, Myers' O((N+M)·D) algorithm finds a
-// shortest script of deletes and inserts (N, M: lengths of the trimmed arrays; D: number of
-// deletes plus inserts). Its time is near-linear when few elements change, and its memory is
-// O(D²). Then a deleted and an inserted element that are equal are paired into a move, and the
-// pairs that keep their relative order stay in place (a longest increasing run), so the number
-// of moves is minimal too. When D would exceed `maximumMinimalEdits`, a linear matching of equal
-// elements (Hashable) or a reload (Equatable only) is used instead: valid, not minimal.
+// Algorithm (a hybrid): after trimming the common prefix and suffix, Myers' O((N+M)·D) algorithm
+// looks for a shortest script of deletes and inserts, but only while D (deletes plus inserts)
+// stays small: up to 128 for hashable elements, where it costs less than hashing every
+// element. When D is larger, hashable elements are matched in linear time instead, in the
+// manner of Heckel's algorithm: each new element takes the first unused old element with the
+// same key (for distinct elements this is the only matching, so deletes and inserts are exactly
+// the elements present on one side only). Either way, deleted and inserted elements that are
+// equal are paired into moves, and the matched elements that keep their relative order stay in
+// place (a longest increasing run), so the number of moves is the smallest for the matching.
+// `Equatable`-only elements keep Myers up to `maximumMinimalEdits`, then reload.
 
 extension ArrayChangeset {
-    /// Above this many deletes plus inserts, diffing stops looking for the shortest script.
+    /// Above this many deletes plus inserts, diffing `Equatable`-only elements stops looking for
+    /// the shortest script (and reloads).
     public static let maximumMinimalEdits = 2_048
 
     /// The changeset that turns `old` into `new`, with the fewest deletes and inserts, and with
@@ -20,64 +24,100 @@ extension ArrayChangeset {
     /// Thread safety: pure. Callbacks: `==` of `Element`.
     /// - Complexity: O((N + M)·D) time and O(D²) memory, D = deletes + inserts; see
     ///   `maximumMinimalEdits` for large D.
+    @inlinable
     public static func diff<Element: Equatable>(from old: [Element], to new: [Element]) -> ArrayChangeset {
-        let matches = ArrayDiff.matches(old.count, new.count) { old[$0] == new[$1] }
+        let matches = ArrayDiff.matches(old.count, new.count, limit: maximumMinimalEdits) {
+            old[$0] == new[$1]
+        }
         guard let matches else { return .reload(oldCount: old.count, newCount: new.count) }
         var origins = ArrayDiff.origins(matches, newCount: new.count)
         ArrayDiff.pairMoves(&origins, oldCount: old.count) { old[$0] == new[$1] }
-        return fromOrigins(origins, oldCount: old.count)
+        return fromOrigins(origins, oldCount: old.count, updated: nil)
     }
 
-    /// The same, for hashable elements: moves are paired in linear time, and a very large
-    /// difference falls back to a linear matching instead of a reload.
+    /// The same, for hashable elements, in linear time when many elements changed: the fewest
+    /// deletes and inserts while few changed (Myers), else a linear matching of equal elements
+    /// (exactly the fewest for distinct elements); moves are the fewest for the matching.
     ///
     /// Thread safety: pure. Callbacks: `==` and `hash(into:)` of `Element`.
-    /// - Complexity: O((N + M)·D) time, O(D² + N + M) memory.
+    /// - Complexity: O(N + M + D²) time for D ≤ 128, else O(N + M) expected time (hashing)
+    ///   plus O(K log K) for the K elements that change place; O(N + M) memory.
+    @inlinable
     public static func diff<Element: Hashable>(from old: [Element], to new: [Element]) -> ArrayChangeset {
-        let origins: [Int?]
-        if let matches = ArrayDiff.matches(old.count, new.count, { old[$0] == new[$1] }) {
-            var matched = ArrayDiff.origins(matches, newCount: new.count)
-            ArrayDiff.pairMoves(&matched, old: old, new: new, key: { $0 })
-            origins = matched
-        } else {
-            origins = ArrayDiff.greedyOrigins(old: old, new: new, key: { $0 })
-        }
-        return fromOrigins(origins, oldCount: old.count)
+        fromOrigins(ArrayDiff.hashedOrigins(old, new), oldCount: old.count, updated: nil)
     }
 
     /// The changeset between two arrays of elements with a stable identity: elements are matched
-    /// by `id`; a matched element whose value changed is an update (or, if it also moved, a delete
-    /// plus an insert). Use it for model objects that change while keeping their identity.
+    /// by `id` (as the `Hashable` diff matches elements), and a matched element whose content
+    /// changed (`!=`) is an update; if it also moved, a delete plus an insert here (a staged
+    /// changeset keeps it a move followed by a reload: see `StagedChangeset`).
     ///
     /// Identities should be unique within each array; duplicates are matched in order.
     ///
     /// Thread safety: pure. Callbacks: `id`, and `==` of `Element`.
-    /// - Complexity: O((N + M)·D) time, O(D² + N + M) memory.
+    /// - Complexity: as the `Hashable` diff, plus one `==` per matched element.
+    @inlinable
     public static func diff<Element: Equatable, ID: Hashable>(
         from old: [Element], to new: [Element], identifiedBy id: (Element) -> ID
     ) -> ArrayChangeset {
-        let oldIDs = old.map(id)
-        let newIDs = new.map(id)
-        let origins: [Int?]
-        if let matches = ArrayDiff.matches(old.count, new.count, { oldIDs[$0] == newIDs[$1] }) {
-            var matched = ArrayDiff.origins(matches, newCount: new.count)
-            ArrayDiff.pairMoves(&matched, old: oldIDs, new: newIDs, key: { $0 })
-            origins = matched
-        } else {
-            origins = ArrayDiff.greedyOrigins(old: oldIDs, new: newIDs, key: { $0 })
-        }
-        var updated = Set<Int>()
-        for (position, origin) in origins.enumerated() {
-            if let origin, old[origin] != new[position] { updated.insert(origin) }
-        }
+        let (origins, updated) = ArrayDiff.identifiedOrigins(old, new, identifiedBy: id)
         return fromOrigins(origins, oldCount: old.count, updated: updated)
     }
 }
 
+@usableFromInline
 enum ArrayDiff {
+    /// For each new position of `new`, the old index matched to it (-1: inserted), by the
+    /// hybrid described at the top of this file.
+    @inlinable
+    static func hashedOrigins<Key: Hashable>(_ old: [Key], _ new: [Key]) -> [Int] {
+        let oldCount = old.count
+        let newCount = new.count
+        var prefix = 0
+        while prefix < oldCount && prefix < newCount && old[prefix] == new[prefix] { prefix += 1 }
+        var suffix = 0
+        while suffix < oldCount - prefix && suffix < newCount - prefix
+            && old[oldCount - 1 - suffix] == new[newCount - 1 - suffix]
+        {
+            suffix += 1
+        }
+        var origins = [Int](repeating: -1, count: newCount)
+        for i in 0..<prefix { origins[i] = i }
+        for s in 0..<suffix { origins[newCount - suffix + s] = oldCount - suffix + s }
+        let n = oldCount - prefix - suffix
+        let m = newCount - prefix - suffix
+        guard n > 0 && m > 0 else { return origins }
+        let limit = 128
+        let equal: (Int, Int) -> Bool = { old[prefix + $0] == new[prefix + $1] }
+        if myers(n, m, limit: limit, equal, { origins[prefix + $1] = prefix + $0 }) {
+            pairMoves(
+                &origins, old: old, new: new, in: prefix..<(oldCount - suffix), prefix..<(newCount - suffix))
+        } else {
+            greedyMatch(
+                &origins, old: old, new: new, in: prefix..<(oldCount - suffix), prefix..<(newCount - suffix))
+        }
+        return origins
+    }
+
+    /// Origins by identity, and which old indices were updated (content changed).
+    @inlinable
+    static func identifiedOrigins<Element: Equatable, ID: Hashable>(
+        _ old: [Element], _ new: [Element], identifiedBy id: (Element) -> ID
+    ) -> (origins: [Int], updated: [Bool]) {
+        let origins = hashedOrigins(old.map(id), new.map(id))
+        var updated = [Bool](repeating: false, count: old.count)
+        for (position, origin) in origins.enumerated() where origin >= 0 && old[origin] != new[position] {
+            updated[origin] = true
+        }
+        return (origins, updated)
+    }
+
     /// Index pairs (old, new) of a longest common subsequence, ascending; `nil` when more than
-    /// `ArrayChangeset.maximumMinimalEdits` edits would be needed.
-    static func matches(_ oldCount: Int, _ newCount: Int, _ equal: (Int, Int) -> Bool) -> [(Int, Int)]? {
+    /// `limit` edits would be needed.
+    @inlinable
+    static func matches(_ oldCount: Int, _ newCount: Int, limit: Int, _ equal: (Int, Int) -> Bool)
+        -> [(Int, Int)]?
+    {
         var prefix = 0
         while prefix < oldCount && prefix < newCount && equal(prefix, prefix) { prefix += 1 }
         var suffix = 0
@@ -88,25 +128,33 @@ enum ArrayDiff {
         }
         let n = oldCount - prefix - suffix
         let m = newCount - prefix - suffix
-        guard let middle = myers(n, m, { equal(prefix + $0, prefix + $1) }) else { return nil }
+        var middle: [(Int, Int)] = []
+        guard myers(n, m, limit: limit, { equal(prefix + $0, prefix + $1) }, { middle.append(($0, $1)) })
+        else {
+            return nil
+        }
         var result: [(Int, Int)] = []
         result.reserveCapacity(prefix + middle.count + suffix)
         for i in 0..<prefix { result.append((i, i)) }
-        for (i, j) in middle { result.append((prefix + i, prefix + j)) }
+        for (i, j) in middle.reversed() { result.append((prefix + i, prefix + j)) }
         for s in 0..<suffix { result.append((oldCount - suffix + s, newCount - suffix + s)) }
         return result
     }
 
-    /// Myers' greedy shortest edit script, returning the matched pairs.
-    private static func myers(_ n: Int, _ m: Int, _ equal: (Int, Int) -> Bool) -> [(Int, Int)]? {
-        if n == 0 || m == 0 { return [] }
-        let limit = min(n + m, ArrayChangeset.maximumMinimalEdits)
+    /// Myers' greedy shortest edit script: calls `match` with each matched pair (old, new),
+    /// last pair first, and returns `true`; `false` (no call) beyond `limit` edits. The furthest-reaching points of every step are kept in one flat array: step d
+    /// holds v[k] for k in -(d+1)...(d+1) from index d² + 2d.
+    @inlinable
+    static func myers(
+        _ n: Int, _ m: Int, limit: Int, _ equal: (Int, Int) -> Bool, _ match: (Int, Int) -> Void
+    ) -> Bool {
+        if n == 0 || m == 0 { return true }
+        let limit = min(n + m, limit)
         let offset = limit + 1
         var v = [Int](repeating: 0, count: 2 * limit + 3)
-        // trace[d] holds v[k] for k in -(d+1)...(d+1) as it was before step d.
-        var trace: [[Int]] = []
+        var trace: [Int] = []
         for d in 0...limit {
-            trace.append(Array(v[(offset - d - 1)...(offset + d + 1)]))
+            trace.append(contentsOf: v[(offset - d - 1)...(offset + d + 1)])
             for k in stride(from: -d, through: d, by: 2) {
                 var x: Int
                 if k == -d || (k != d && v[offset + k - 1] < v[offset + k + 1]) {
@@ -120,19 +168,22 @@ enum ArrayDiff {
                     y += 1
                 }
                 v[offset + k] = x
-                if x >= n && y >= m { return backtrack(trace, n, m) }
+                if x >= n && y >= m {
+                    backtrack(trace, steps: d + 1, n, m, match)
+                    return true
+                }
             }
         }
-        return nil
+        return false
     }
 
-    private static func backtrack(_ trace: [[Int]], _ n: Int, _ m: Int) -> [(Int, Int)] {
+    @inlinable
+    static func backtrack(_ trace: [Int], steps: Int, _ n: Int, _ m: Int, _ match: (Int, Int) -> Void) {
         var x = n
         var y = m
-        var pairs: [(Int, Int)] = []
-        for d in stride(from: trace.count - 1, through: 0, by: -1) {
-            let v = trace[d]
-            func at(_ k: Int) -> Int { v[k + d + 1] }
+        for d in stride(from: steps - 1, through: 0, by: -1) {
+            let base = d * d + 2 * d + d + 1  // index of k = 0 in step d
+            func at(_ k: Int) -> Int { trace[base + k] }
             let k = x - y
             let previousK = (k == -d || (k != d && at(k - 1) < at(k + 1))) ? k + 1 : k - 1
             let previousX = d == 0 ? 0 : at(previousK)
@@ -140,27 +191,28 @@ enum ArrayDiff {
             while x > previousX && y > previousY {
                 x -= 1
                 y -= 1
-                pairs.append((x, y))
+                match(x, y)
             }
             x = previousX
             y = previousY
         }
-        return pairs.reversed()
     }
 
-    static func origins(_ matches: [(Int, Int)], newCount: Int) -> [Int?] {
-        var origins = [Int?](repeating: nil, count: newCount)
+    @inlinable
+    static func origins(_ matches: [(Int, Int)], newCount: Int) -> [Int] {
+        var origins = [Int](repeating: -1, count: newCount)
         for (i, j) in matches { origins[j] = i }
         return origins
     }
 
     /// Pairs deleted and inserted elements that are equal (Equatable only: quadratic in the
     /// number of edits, so skipped when that would be large).
-    static func pairMoves(_ origins: inout [Int?], oldCount: Int, _ equal: (Int, Int) -> Bool) {
+    @inlinable
+    static func pairMoves(_ origins: inout [Int], oldCount: Int, _ equal: (Int, Int) -> Bool) {
         var used = [Bool](repeating: false, count: oldCount)
-        for case let origin? in origins { used[origin] = true }
+        for origin in origins where origin >= 0 { used[origin] = true }
         let deleted = (0..<oldCount).filter { !used[$0] }
-        let inserted = origins.indices.filter { origins[$0] == nil }
+        let inserted = origins.indices.filter { origins[$0] < 0 }
         guard !deleted.isEmpty, !inserted.isEmpty, deleted.count * inserted.count <= 1 << 18 else { return }
         var taken = [Bool](repeating: false, count: deleted.count)
         for position in inserted {
@@ -172,28 +224,112 @@ enum ArrayDiff {
         }
     }
 
-    /// Pairs deleted and inserted elements with equal keys, in linear time.
-    static func pairMoves<Element, Key: Hashable>(
-        _ origins: inout [Int?], old: [Element], new: [Element], key: (Element) -> Key
+    /// Pairs the unmatched old elements of `oldRange` with unmatched new elements of `newRange`
+    /// that are equal, in linear time.
+    @inlinable
+    static func pairMoves<Key: Hashable>(
+        _ origins: inout [Int], old: [Key], new: [Key], in oldRange: Range<Int>, _ newRange: Range<Int>
     ) {
-        var used = [Bool](repeating: false, count: old.count)
-        for case let origin? in origins { used[origin] = true }
-        var unmatched: [Key: [Int]] = [:]
-        for index in old.indices.reversed() where !used[index] {
-            unmatched[key(old[index]), default: []].append(index)
+        var used = [Bool](repeating: false, count: oldRange.count)
+        var inserted = 0
+        for position in newRange {
+            if origins[position] >= 0 {
+                used[origins[position] - oldRange.lowerBound] = true
+            } else {
+                inserted += 1
+            }
         }
+        guard inserted > 0 else { return }
+        let unmatched = oldRange.filter { !used[$0 - oldRange.lowerBound] }
         guard !unmatched.isEmpty else { return }
-        for position in origins.indices where origins[position] == nil {
-            if let old = unmatched[key(new[position])]?.popLast() { origins[position] = old }
+        var available = Chains(old, unmatched)
+        for position in newRange where origins[position] < 0 {
+            if let index = available.take(new[position], in: old) { origins[position] = index }
         }
     }
 
-    /// Matches every new element to the first unused old element with the same key.
-    static func greedyOrigins<Element, Key: Hashable>(old: [Element], new: [Element], key: (Element) -> Key)
-        -> [Int?]
-    {
-        var available: [Key: [Int]] = [:]
-        for index in old.indices.reversed() { available[key(old[index]), default: []].append(index) }
-        return new.map { available[key($0)]?.popLast() }
+    /// Matches every new element of `newRange` to the first unused old element of `oldRange`
+    /// with the same key.
+    @inlinable
+    static func greedyMatch<Key: Hashable>(
+        _ origins: inout [Int], old: [Key], new: [Key], in oldRange: Range<Int>, _ newRange: Range<Int>
+    ) {
+        var available = Chains(old, oldRange)
+        for position in newRange {
+            if let index = available.take(new[position], in: old) { origins[position] = index }
+        }
+    }
+
+    /// For each key, the old indices holding it, in order, as linked chains in an
+    /// open-addressing hash table: each element is hashed once, and a slot holds the hash, an
+    /// index with that key (to compare keys) and the first unused index (-1: all used).
+    @usableFromInline
+    struct Chains<Key: Hashable> {
+        @usableFromInline var slotHash: [Int]
+        @usableFromInline var slotKey: [Int]
+        @usableFromInline var slotHead: [Int]
+        @usableFromInline var next: [Int]
+        @usableFromInline let mask: Int
+        @usableFromInline let base: Int
+
+        @inlinable
+        init(_ old: [Key], _ indices: Range<Int>) {
+            self.init(old, indices, count: indices.count, base: indices.lowerBound, upper: indices.upperBound)
+            for index in indices.reversed() { add(old, index) }
+        }
+
+        @inlinable
+        init(_ old: [Key], _ indices: [Int]) {
+            let base = indices.first ?? 0
+            self.init(old, indices, count: indices.count, base: base, upper: (indices.last ?? base - 1) + 1)
+            for index in indices.reversed() { add(old, index) }
+        }
+
+        @inlinable
+        init(_ old: [Key], _ indices: some Collection<Int>, count: Int, base: Int, upper: Int) {
+            var capacity = 8
+            while capacity < 2 * count { capacity <<= 1 }
+            mask = capacity - 1
+            self.base = base
+            slotHash = [Int](repeating: 0, count: capacity)
+            slotKey = [Int](repeating: -1, count: capacity)
+            slotHead = [Int](repeating: -1, count: capacity)
+            next = [Int](repeating: -1, count: max(0, upper - base))
+        }
+
+        /// The slot of `key` (hash `hash`), or the empty slot where it would go.
+        @inlinable
+        func slot(of key: Key, hash: Int, in old: [Key]) -> Int {
+            var slot = hash & mask
+            while slotKey[slot] >= 0 {
+                if slotHash[slot] == hash && old[slotKey[slot]] == key { return slot }
+                slot = (slot + 1) & mask
+            }
+            return slot
+        }
+
+        @inlinable
+        mutating func add(_ old: [Key], _ index: Int) {
+            let key = old[index]
+            let hash = key.hashValue
+            let slot = slot(of: key, hash: hash, in: old)
+            if slotKey[slot] < 0 {
+                slotHash[slot] = hash
+                slotKey[slot] = index
+            } else {
+                next[index - base] = slotHead[slot]
+            }
+            slotHead[slot] = index
+        }
+
+        /// The first unused old index holding `key`, now used.
+        @inlinable
+        mutating func take(_ key: Key, in old: [Key]) -> Int? {
+            let slot = slot(of: key, hash: key.hashValue, in: old)
+            let index = slotHead[slot]
+            guard index >= 0 else { return nil }
+            slotHead[slot] = next[index - base]
+            return index
+        }
     }
 }

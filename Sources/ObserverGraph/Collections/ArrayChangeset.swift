@@ -186,51 +186,101 @@ public struct ArrayChangeset: Hashable, Sendable, CustomStringConvertible {
 
     /// The changeset of an array whose element at new position `p` came from old index
     /// `origins[p]` (`nil` when inserted), where `updated` holds the old indices whose values
-    /// changed. Survivors outside a longest increasing run of old indices become moves, so the
+    /// changed. See the `[Int]` form.
+    ///
+    /// - Complexity: O(n log n), n = origins.count + oldCount.
+    @usableFromInline
+    static func fromOrigins(_ origins: [Int?], oldCount: Int, updated: Set<Int> = []) -> ArrayChangeset {
+        var flags: [Bool]?
+        if !updated.isEmpty {
+            var marks = [Bool](repeating: false, count: oldCount)
+            for index in updated { marks[index] = true }
+            flags = marks
+        }
+        return fromOrigins(origins.map { $0 ?? -1 }, oldCount: oldCount, updated: flags)
+    }
+
+    /// The changeset of an array whose element at new position `p` came from old index
+    /// `origins[p]` (-1 when inserted), where `updated[i]` says whether old index `i` changed
+    /// its value. Survivors outside a longest increasing run of old indices become moves, so the
     /// number of moves is the smallest possible; a moved element that also changed becomes a
     /// delete plus an insert. Origins must be distinct old indices.
     ///
-    /// - Complexity: O(n log n), n = origins.count + oldCount.
-    static func fromOrigins(_ origins: [Int?], oldCount: Int, updated: Set<Int> = []) -> ArrayChangeset {
+    /// - Complexity: O(n + K log K), n = origins.count + oldCount, K = survivors that are out of
+    ///   order (a survivor in order costs O(1)).
+    @usableFromInline
+    static func fromOrigins(_ origins: [Int], oldCount: Int, updated: [Bool]?) -> ArrayChangeset {
         var present = [Bool](repeating: false, count: oldCount)
-        var survivorPositions: [Int] = []
-        var survivorOrigins: [Int] = []
         var inserts: [Int] = []
         for (position, origin) in origins.enumerated() {
-            if let origin {
-                present[origin] = true
-                survivorPositions.append(position)
-                survivorOrigins.append(origin)
-            } else {
-                inserts.append(position)
-            }
+            if origin >= 0 { present[origin] = true } else { inserts.append(position) }
         }
-        var deletes = (0..<oldCount).filter { !present[$0] }
-        let kept = longestIncreasingRun(survivorOrigins)
+        var deletes: [Int] = []
+        for index in 0..<oldCount where !present[index] { deletes.append(index) }
+        var inOrder = true
+        var last = -1
+        for origin in origins where origin >= 0 {
+            if origin < last {
+                inOrder = false
+                break
+            }
+            last = origin
+        }
+        if inOrder {  // no moves: the common case of few changes, without the longest run
+            var updates: [Int] = []
+            if let updated {
+                for origin in origins where origin >= 0 && updated[origin] { updates.append(origin) }
+            }
+            return ArrayChangeset(sortedDeletes: deletes, inserts: inserts, updates: updates, moves: [])
+        }
+        let kept = longestIncreasingRun(origins)
         var updates: [Int] = []
         var moves: [Move] = []
-        for i in survivorOrigins.indices {
-            let origin = survivorOrigins[i]
-            let changed = updated.contains(origin)
-            if kept[i] {
+        var changedAndMoved = false
+        for (position, origin) in origins.enumerated() where origin >= 0 {
+            let changed = updated?[origin] ?? false
+            if kept[position] {
                 if changed { updates.append(origin) }
             } else if changed {
                 deletes.append(origin)
-                inserts.append(survivorPositions[i])
+                inserts.append(position)
+                changedAndMoved = true
             } else {
-                moves.append(Move(from: origin, to: survivorPositions[i]))
+                moves.append(Move(from: origin, to: position))
             }
         }
-        return ArrayChangeset(deletes: deletes, inserts: inserts, updates: updates, moves: moves)
+        if changedAndMoved {
+            deletes.sort()
+            inserts.sort()
+        }
+        return ArrayChangeset(sortedDeletes: deletes, inserts: inserts, updates: updates, moves: moves)
     }
 
-    /// Marks a longest strictly increasing subsequence of `values` (patience sorting).
+    /// A changeset from lists already in order (deletes, inserts and updates ascending, moves by
+    /// ascending new index).
+    @usableFromInline
+    init(sortedDeletes deletes: [Int], inserts: [Int], updates: [Int], moves: [Move]) {
+        self.deletes = deletes
+        self.inserts = inserts
+        self.updates = updates
+        self.moves = moves
+    }
+
+    /// Marks a longest strictly increasing subsequence of the non-negative `values` (negative
+    /// values are skipped, and never marked), by patience sorting. A value above every tail so
+    /// far extends the longest run in O(1), so a nearly sorted input costs nearly O(n).
     ///
-    /// - Complexity: O(n log n).
+    /// - Complexity: O(n + K log n), K = values that do not extend the longest run.
+    @usableFromInline
     static func longestIncreasingRun(_ values: [Int]) -> [Bool] {
         var tails: [Int] = []  // index into values of the smallest tail of each run length
         var previous = [Int](repeating: -1, count: values.count)
-        for (i, value) in values.enumerated() {
+        for (i, value) in values.enumerated() where value >= 0 {
+            if let last = tails.last, values[last] < value {
+                previous[i] = last
+                tails.append(i)
+                continue
+            }
             var low = 0
             var high = tails.count
             while low < high {

@@ -140,8 +140,10 @@ extension ObservableArray {
     /// - Returns: what `body` returned on the run that was committed.
     /// - Complexity: O(n log n) for the changeset plus what `body` does, n = count.
     @discardableResult
-    public func batch<Result>(_ body: (inout ArrayBatch<Element>) throws -> Result) rethrows -> Result {
-        try _readModifyWrite { current in
+    public func batch<Result>(
+        _ body: (inout ArrayBatch<Element>) throws -> Result, isolation: isolated (any Actor)? = #isolation
+    ) rethrows -> Result {
+        try _readModifyWrite(isolation: isolation) { current in
             var batch = ArrayBatch(current.array)
             let result = try body(&batch)
             let changeset = batch.changeset

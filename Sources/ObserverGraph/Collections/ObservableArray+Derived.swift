@@ -1,117 +1,166 @@
 // Arrays derived from other arrays: `map`, `filter`, `bind(to:)`, and diffing a stream of arrays.
-// A derived array is an ordinary `ObservableArray` that follows its upstream with fine-grained
-// changes; it keeps its upstream subscription alive, and the upstream does not keep it alive.
+// A derived array is a `ReadOnlyObservableArray` that follows its upstream with fine-grained
+// changes until the upstream terminates; it keeps its upstream subscription alive, and the
+// upstream does not keep it alive.
 
-extension ObservableArray {
+extension ReadOnlyObservableArray {
     /// An array of `transform(element)` for each element, kept in step with fine-grained
     /// changes: the same changeset as upstream, e.g. appending "Tony" to names delivers
-    /// `inserts [2]` to the mapped lengths too.
+    /// `inserts [2]` to the mapped lengths too. It finishes or fails when this array does.
     ///
     /// `transform` runs only for inserted and updated elements, with no lock held.
     ///
     /// Thread safety: safe from any thread; the derived array is updated on the thread that
     /// delivers the upstream change.
     /// Callbacks: `transform`; the derived array's observers' handlers.
-    /// - Returns: a new array that follows this one for as long as it is alive.
-    /// - Complexity: per upstream change, O(k) for appends at the end, else O(n), plus k
-    ///   calls of `transform`.
-    public func map<Mapped: Sendable>(_ transform: @escaping @Sendable (Element) -> Mapped)
-        -> ObservableArray<Mapped>
+    /// - Returns: a read-only array that follows this one for as long as it is alive.
+    /// - Complexity: per upstream change of k entries, O(k log k) plus k calls of `transform`;
+    ///   the derived array shifts its elements after a middle insert or delete (one memmove),
+    ///   and never makes a pass over the whole array for appends, updates or removals at the end.
+    public final func map<Mapped: Sendable>(_ transform: @escaping @Sendable (Element) -> Mapped)
+        -> ReadOnlyObservableArray<Mapped>
     {
-        let derived = ObservableArray<Mapped>()
-        derived.follow(self) { [weak derived] change in derived?.apply(change, transform: transform) }
+        let derived = ReadOnlyObservableArray<Mapped>(elements: [])
+        derived.follow(self) { [weak derived] change in
+            guard let derived else { return }
+            let changeset = change.changeset
+            let inserted = changeset.inserts.map { transform(change.array[$0]) }
+            let updated = changeset.newIndicesOfUpdates().map { transform(change.array[$0]) }
+            derived._apply(changeset, newCount: change.array.count, inserted: inserted, updated: updated) {
+                change.array.map(transform)
+            }
+        }
         return derived
     }
 
     /// The elements for which `isIncluded` is true, kept in step with fine-grained changes:
     /// upstream changes are translated to the filtered indices (an update that makes an element
-    /// leave or enter becomes a delete or an insert).
+    /// leave or enter becomes a delete or an insert). It finishes or fails when this array does.
     ///
     /// `isIncluded` runs only for inserted and updated elements, with no lock held.
     ///
     /// Thread safety: safe from any thread; updated on the thread delivering upstream changes.
     /// Callbacks: `isIncluded`; the derived array's observers' handlers.
-    /// - Returns: a new array that follows this one for as long as it is alive.
-    /// - Complexity: O(n log n) per upstream change, plus k calls of `isIncluded`.
-    public func filter(_ isIncluded: @escaping @Sendable (Element) -> Bool) -> ObservableArray<Element> {
-        let derived = ObservableArray<Element>()
+    /// - Returns: a read-only array that follows this one for as long as it is alive.
+    /// - Complexity: per upstream change of k entries, O(k log n) for appends, updates and
+    ///   removals at the end (a Fenwick tree of included positions); O(n) for other positional
+    ///   changes; plus k calls of `isIncluded`.
+    public final func filter(_ isIncluded: @escaping @Sendable (Element) -> Bool)
+        -> ReadOnlyObservableArray<Element>
+    {
+        let derived = ReadOnlyObservableArray<Element>(elements: [])
         let filter = _FilterState(isIncluded)
         derived.follow(self) { [weak derived] change in
             guard let derived else { return }
-            let filtered = filter.translate(change)
-            derived.apply(filtered, transform: { $0 })
+            let translated = filter.translate(change)
+            derived._apply(
+                translated.changeset, newCount: translated.newCount, inserted: translated.inserted,
+                updated: translated.updated
+            ) { change.array.filter(isIncluded) }
         }
         return derived
     }
 
     /// Makes `target` follow this array: it first takes this array's content (one reload),
-    /// then receives each change with its changeset. Cancel the token to stop.
+    /// then receives each change with its changeset, and finishes or fails when this array
+    /// does. Cancel the token to stop.
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: `target`'s observers' handlers.
     /// - Returns: the token that keeps the binding alive.
     /// - Complexity: per change, as `map`.
-    public func bind(to target: ObservableArray<Element>) -> SubscriptionToken {
-        observeValues { [weak target] change in target?.apply(change, transform: { $0 }) }
+    public final func bind(to target: ObservableArray<Element>) -> SubscriptionToken {
+        observeNonisolated { [weak target] event in
+            guard let target else { return }
+            switch event {
+            case .value(let change):
+                let changeset = change.changeset
+                let inserted = changeset.inserts.map { change.array[$0] }
+                let updated = changeset.newIndicesOfUpdates().map { change.array[$0] }
+                target._apply(changeset, newCount: change.array.count, inserted: inserted, updated: updated) {
+                    change.array
+                }
+            case .finished: target.finish()
+            case .failed(let error): target.fail(error)
+            }
+        }
     }
 
-    /// Applies an upstream change whose indices refer to this array's content. If this array is
-    /// out of step (changed by someone else), it reloads from the upstream array instead.
-    func apply<Source>(_ change: ArrayChange<Source>, transform: (Source) -> Element) {
-        let changeset = change.changeset
-        let newCount = change.array.count
+    /// Applies an upstream change (already translated to this array's indices): `inserted` are
+    /// the values of the inserts, `updated` those of the updates. If this array is out of step
+    /// (a `bind(to:)` target changed by someone else), it reloads `everything()` instead.
+    final func _apply(
+        _ changeset: ArrayChangeset, newCount: Int, inserted: [Element], updated: [Element],
+        everything: () -> [Element]
+    ) {
         let oldCount = newCount - changeset.inserts.count + changeset.deletes.count
-        let (origins, updated) = changeset.origins(oldCount: oldCount, newCount: newCount)
-        // Transform only what is new, before taking the lock.
-        var fresh: [Element?] = Array(repeating: nil, count: newCount)
-        for (position, origin) in origins.enumerated() where origin == nil || updated[origin!] {
-            fresh[position] = transform(change.array[position])
-        }
-        let appendsOnly =
-            changeset.deletes.isEmpty && changeset.updates.isEmpty && changeset.moves.isEmpty
-            && changeset.inserts.first.map { $0 == oldCount } ?? true
-        let inStep = _mutateCurrent { current -> (changed: Bool, result: (Bool, [Element])) in
-            guard current.array.count == oldCount else { return (false, (false, [])) }
-            let previous = current.array
-            if appendsOnly {
-                for position in oldCount..<newCount { current.array.append(fresh[position]!) }
-                current.changeset = changeset
-                return (!changeset.isEmpty, (true, []))
-            }
-            current.array = origins.enumerated().map { position, origin in
-                if let origin, !updated[origin] { return previous[origin] }
-                return fresh[position]!
-            }
+        let inStep = _mutateCurrent { current -> (changed: Bool, result: Bool) in
+            guard current.array.count == oldCount else { return (false, false) }
+            guard !changeset.isEmpty else { return (false, true) }
+            changeset.applyInPlace(to: &current.array, inserted: inserted, updated: updated)
             current.changeset = changeset
-            return (!changeset.isEmpty, (true, previous))
+            return (true, true)
         }
-        guard let inStep, !inStep.0 else { return }
-        // Out of step: reload everything from upstream.
-        replace(with: change.array.map(transform))
+        guard inStep == false else { return }
+        _reload(with: everything())
     }
 
     /// Keeps `handler` subscribed to `upstream`, and `upstream` itself alive, for as long as
     /// this array is alive: a chain `a.map(f).filter(g)` keeps its middle link. (The upstream
-    /// holds this array only weakly, so there is no cycle.)
-    func follow<Source: Sendable>(
+    /// holds this array only weakly, so there is no cycle.) When the upstream terminates, this
+    /// array terminates the same way, after taking the upstream's last value if it had none.
+    final func follow<Source: Sendable>(
         _ upstream: GraphEventSource<Source>, _ handler: @escaping @Sendable (Source) -> Void
     ) {
-        let token = upstream.observeValues(handler)
+        let started = GraphLock(false)
+        let token = upstream.observeNonisolated { [weak self, weak upstream] event in
+            switch event {
+            case .value(let value):
+                started.withLock { $0 = true }
+                handler(value)
+            case .finished, .failed:
+                // A source that had terminated before we came replays only its end: catch up.
+                if !started.withLock({ $0 }), let upstream,
+                    let last = upstream.pipeline.withLock({ $0.current })
+                {
+                    handler(upstream._replayValue(last))
+                }
+                if case .failed(let error) = event { self?.fail(error) } else { self?.finish() }
+            }
+        }
         upstreams.withLock { $0 += [token, upstream] }
     }
 }
 
-extension ObservableArray where Element: Equatable {
-    /// An array that follows a stream of whole arrays, delivering the diff between consecutive
-    /// ones: the diff operator. For example, follow an `ObservableValue<[Item]>` that a store
-    /// reloads, and observers still get fine-grained changes.
+extension ReadOnlyObservableArray where Element: Hashable {
+    /// A read-only array that follows a stream of whole arrays, delivering the diff between
+    /// consecutive ones: the diff operator. For example, follow an `ObservableValue<[Item]>`
+    /// that a store reloads, and observers still get fine-grained changes. It finishes or fails
+    /// when the stream does.
     ///
     /// Thread safety: safe from any thread; updated on the thread delivering upstream values.
-    /// Callbacks: `==` of `Element`; this array's observers' handlers.
+    /// Callbacks: `==` and `hash(into:)` of `Element`; this array's observers' handlers.
     /// - Complexity: per upstream value, see `ArrayChangeset.diff(from:to:)`.
     public convenience init(diffing upstream: GraphEventSource<[Element]>) {
-        self.init()
-        follow(upstream) { [weak self] array in self?.replace(with: array) }
+        self.init(elements: [])
+        follow(upstream) { [weak self] array in
+            _ = self?._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
+        }
+    }
+}
+
+extension ReadOnlyObservableArray where Element: Equatable {
+    /// A read-only array that follows a stream of whole arrays, diffing consecutive ones with
+    /// `==` only (see `ArrayChangeset.diff(from:to:)` for `Equatable` elements).
+    ///
+    /// Thread safety: as the `Hashable` overload. Callbacks: `==`; this array's handlers.
+    /// - Complexity: per upstream value, see `ArrayChangeset.diff(from:to:)`.
+    @_disfavoredOverload
+    public convenience init(diffing upstream: GraphEventSource<[Element]>) {
+        self.init(elements: [])
+        follow(upstream) { [weak self] array in
+            _ = self?._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
+        }
     }
 
     /// The same, matching elements by identity (a matched element with a new value is an update).
@@ -121,61 +170,42 @@ extension ObservableArray where Element: Equatable {
     public convenience init<ID: Hashable & Sendable>(
         diffing upstream: GraphEventSource<[Element]>, identifiedBy id: @escaping @Sendable (Element) -> ID
     ) {
-        self.init()
-        follow(upstream) { [weak self] array in self?.replace(with: array, identifiedBy: id) }
+        self.init(elements: [])
+        follow(upstream) { [weak self] array in
+            _ = self?._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
+        }
     }
 }
 
-/// What `filter` remembers between upstream changes: which upstream elements are included.
-final class _FilterState<Element: Sendable>: Sendable {
-    private let isIncluded: @Sendable (Element) -> Bool
-    private let included = GraphLock<[Bool]>([])
-
-    init(_ isIncluded: @escaping @Sendable (Element) -> Bool) {
-        self.isIncluded = isIncluded
+extension ObservableArray where Element: Equatable {
+    /// A writable array that follows a stream of whole arrays by diffing. Deprecated: a
+    /// derived array is read-only; use `ReadOnlyObservableArray(diffing:)`.
+    ///
+    /// Thread safety: as `ReadOnlyObservableArray(diffing:)`. Callbacks: `==`; handlers.
+    /// - Complexity: per upstream value, see `ArrayChangeset.diff(from:to:)`.
+    @available(*, deprecated, message: "a derived array is read-only: use ReadOnlyObservableArray(diffing:)")
+    public convenience init(diffing upstream: GraphEventSource<[Element]>) {
+        self.init()
+        follow(upstream) { [weak self] array in
+            _ = self?._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
+        }
     }
 
-    /// Turns an upstream change into the change of the filtered array. Upstream changes arrive
-    /// one at a time (a source delivers serially), so the flags are read and written in order.
-    func translate(_ change: ArrayChange<Element>) -> ArrayChange<Element> {
-        let changeset = change.changeset
-        let newCount = change.array.count
-        let oldCount = newCount - changeset.inserts.count + changeset.deletes.count
-        var oldIncluded = included.withLock { $0 }
-        if oldIncluded.count != oldCount {
-            oldIncluded = []  // first change (a reload from empty) or out of step
+    /// The same, matching elements by identity. Deprecated: use
+    /// `ReadOnlyObservableArray(diffing:identifiedBy:)`.
+    ///
+    /// Thread safety: as `init(diffing:)`. Callbacks: `id`, `==`; handlers.
+    /// - Complexity: see `ArrayChangeset.diff(from:to:identifiedBy:)`.
+    @available(
+        *, deprecated,
+        message: "a derived array is read-only: use ReadOnlyObservableArray(diffing:identifiedBy:)"
+    )
+    public convenience init<ID: Hashable & Sendable>(
+        diffing upstream: GraphEventSource<[Element]>, identifiedBy id: @escaping @Sendable (Element) -> ID
+    ) {
+        self.init()
+        follow(upstream) { [weak self] array in
+            _ = self?._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
         }
-        let (origins, updated) =
-            oldIncluded.count == oldCount
-            ? changeset.origins(oldCount: oldCount, newCount: newCount)
-            : (Array(repeating: nil, count: newCount), [])
-        var rank = [Int](repeating: 0, count: oldIncluded.count)
-        var filteredOldCount = 0
-        for (index, flag) in oldIncluded.enumerated() {
-            rank[index] = filteredOldCount
-            if flag { filteredOldCount += 1 }
-        }
-        var newIncluded = [Bool](repeating: false, count: newCount)
-        var filteredOrigins: [Int?] = []
-        var filteredUpdated = Set<Int>()
-        var filteredArray: [Element] = []
-        for position in 0..<newCount {
-            let origin = origins[position]
-            let reused = origin.map { !updated[$0] } ?? false
-            let keep = reused ? oldIncluded[origin!] : isIncluded(change.array[position])
-            newIncluded[position] = keep
-            guard keep else { continue }
-            filteredArray.append(change.array[position])
-            if let origin, oldIncluded[origin] {
-                filteredOrigins.append(rank[origin])
-                if updated[origin] { filteredUpdated.insert(rank[origin]) }
-            } else {
-                filteredOrigins.append(nil)
-            }
-        }
-        included.withLock { $0 = newIncluded }
-        let filteredChangeset = ArrayChangeset.fromOrigins(
-            filteredOrigins, oldCount: filteredOldCount, updated: filteredUpdated)
-        return ArrayChange(array: filteredArray, changeset: filteredChangeset)
     }
 }

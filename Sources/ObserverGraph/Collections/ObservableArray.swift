@@ -15,38 +15,15 @@
 ///
 /// Thread safety: `Sendable`; every member is safe from any thread. Each mutation and its event
 /// are atomic with respect to other mutations.
-public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayChange<Element>>,
+public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<Element>,
     @unchecked Sendable
 {
-    /// What a derived array follows (tokens and the upstream sources); released with it.
-    let upstreams = GraphLock<[AnyObject]>([])
-
     /// An observable array holding `elements`.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
     public init(_ elements: [Element] = []) {
-        super.init(current: ArrayChange(array: elements, changeset: ArrayChangeset()))
-    }
-
-    override func _replayValue(_ current: ArrayChange<Element>) -> ArrayChange<Element> {
-        ArrayChange(array: current.array, changeset: .reload(oldCount: 0, newCount: current.array.count))
-    }
-
-    /// The elements now.
-    ///
-    /// Thread safety: safe from any thread. Callbacks: none.
-    /// - Complexity: O(1) (copy-on-write).
-    public var array: [Element] {
-        _snapshot().value.array
-    }
-
-    /// The number of elements now.
-    ///
-    /// Thread safety: safe from any thread. Callbacks: none.
-    /// - Complexity: O(1).
-    public var count: Int {
-        pipeline.withLock { $0.current!.array.count }
+        super.init(elements: elements)
     }
 
     /// The element at `index`, or `nil` when out of range. Setting replaces it (`updates
@@ -56,13 +33,8 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// Thread safety: safe from any thread.
     /// Callbacks: observers' handlers, for a set.
     /// - Complexity: O(1) to get; O(1) plus the delivery to set.
-    public subscript(index: Int) -> Element? {
-        get {
-            pipeline.withLock { state in
-                let array = state.current!.array
-                return array.indices.contains(index) ? array[index] : nil
-            }
-        }
+    public override subscript(index: Int) -> Element? {
+        get { element(at: index) }
         set {
             guard let newValue else { return }
             try? set(newValue, at: index)
@@ -76,8 +48,8 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// - Returns: `false` (and changes nothing) if the array has terminated.
     /// - Complexity: amortized O(1) plus the delivery to n observers, O(n).
     @inlinable @discardableResult
-    public func append(_ element: Element) -> Bool {
-        _mutateCurrent { change in
+    public func append(_ element: Element, isolation: isolated (any Actor)? = #isolation) -> Bool {
+        _mutateCurrent(isolation: isolation) { change in
             change.array.append(element)
             change.changeset = ArrayChangeset(inserts: [change.array.count - 1])
             return (true, ())
@@ -91,9 +63,11 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// - Returns: `false` (and changes nothing) if the array has terminated.
     /// - Complexity: O(k) plus the delivery, k = elements.count.
     @inlinable @discardableResult
-    public func append(contentsOf elements: some Sequence<Element>) -> Bool {
+    public func append(
+        contentsOf elements: some Sequence<Element>, isolation: isolated (any Actor)? = #isolation
+    ) -> Bool {
         let added = Array(elements)
-        return _mutateCurrent { change in
+        return _mutateCurrent(isolation: isolation) { change in
             guard !added.isEmpty else { return (false, ()) }
             let start = change.array.count
             change.array.append(contentsOf: added)
@@ -108,8 +82,10 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(count) plus the delivery.
-    public func insert(_ element: Element, at index: Int) throws(ObservableArrayError) {
-        try mutateAlways { change throws(ObservableArrayError) in
+    public func insert(_ element: Element, at index: Int, isolation: isolated (any Actor)? = #isolation)
+        throws(ObservableArrayError)
+    {
+        try mutateAlways(isolation) { change throws(ObservableArrayError) in
             guard index >= 0 && index <= change.array.count else {
                 throw .indexOutOfRange(index: index, count: change.array.count)
             }
@@ -125,8 +101,10 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(1) plus the delivery.
-    public func set(_ element: Element, at index: Int) throws(ObservableArrayError) {
-        let replaced = try mutateAlways { change throws(ObservableArrayError) in
+    public func set(_ element: Element, at index: Int, isolation: isolated (any Actor)? = #isolation)
+        throws(ObservableArrayError)
+    {
+        let replaced = try mutateAlways(isolation) { change throws(ObservableArrayError) in
             guard change.array.indices.contains(index) else {
                 throw .indexOutOfRange(index: index, count: change.array.count)
             }
@@ -145,8 +123,10 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(count) plus the delivery.
     @discardableResult
-    public func remove(at index: Int) throws(ObservableArrayError) -> Element {
-        try mutateAlways { change throws(ObservableArrayError) in
+    public func remove(at index: Int, isolation: isolated (any Actor)? = #isolation)
+        throws(ObservableArrayError) -> Element
+    {
+        try mutateAlways(isolation) { change throws(ObservableArrayError) in
             guard change.array.indices.contains(index) else {
                 throw .indexOutOfRange(index: index, count: change.array.count)
             }
@@ -162,8 +142,10 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// - Throws: `ObservableArrayError.empty` or `.terminated`; nothing changes.
     /// - Complexity: O(1) plus the delivery.
     @discardableResult
-    public func removeLast() throws(ObservableArrayError) -> Element {
-        try mutateAlways { change throws(ObservableArrayError) in
+    public func removeLast(isolation: isolated (any Actor)? = #isolation) throws(ObservableArrayError)
+        -> Element
+    {
+        try mutateAlways(isolation) { change throws(ObservableArrayError) in
             guard !change.array.isEmpty else { throw .empty }
             change.changeset = ArrayChangeset(deletes: [change.array.count - 1])
             return change.array.removeLast()
@@ -177,8 +159,8 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// - Returns: `false` (and changes nothing) if the array has terminated.
     /// - Complexity: O(count) plus the delivery.
     @discardableResult
-    public func removeAll() -> Bool {
-        let removed = _mutateCurrent { change -> (changed: Bool, result: [Element]) in
+    public func removeAll(isolation: isolated (any Actor)? = #isolation) -> Bool {
+        let removed = _mutateCurrent(isolation: isolation) { change -> (changed: Bool, result: [Element]) in
             guard !change.array.isEmpty else { return (false, []) }
             let removed = change.array
             change.changeset = ArrayChangeset(deletes: Array(removed.indices))
@@ -195,8 +177,10 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
     /// Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(count) plus the delivery.
-    public func move(from source: Int, to destination: Int) throws(ObservableArrayError) {
-        try mutateChecked { change throws(ObservableArrayError) in
+    public func move(from source: Int, to destination: Int, isolation: isolated (any Actor)? = #isolation)
+        throws(ObservableArrayError)
+    {
+        try mutateChecked(isolation) { change throws(ObservableArrayError) in
             for index in [source, destination] where !change.array.indices.contains(index) {
                 throw .indexOutOfRange(index: index, count: change.array.count)
             }
@@ -208,42 +192,41 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
         }
     }
 
-    /// Replaces the whole content. Elements are not comparable here, so the change is a reload
-    /// (every old index deleted, every new one inserted). For `Equatable` or `Hashable` elements
-    /// the overloads diff instead.
+    /// Replaces the whole content with a reload: every old index deleted, every new one
+    /// inserted, whatever the elements. Never diffs; use `replace(with:)` for a diff.
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: observers' handlers.
     /// - Returns: `false` if the array has terminated.
     /// - Complexity: O(old + new) plus the delivery.
     @discardableResult
-    public func replace(with elements: [Element]) -> Bool {
-        let removed = _mutateCurrent { change -> (changed: Bool, result: [Element]) in
-            let removed = change.array
-            change.changeset = .reload(oldCount: removed.count, newCount: elements.count)
-            change.array = elements
-            return (true, removed)
-        }
-        return removed != nil
+    public func reload(with elements: [Element], isolation: isolated (any Actor)? = #isolation) -> Bool {
+        _reload(with: elements, isolation: isolation)
     }
 
-    /// Replaces the whole content with `elements`, delivering the changeset `diff` computes
-    /// from the old content to the new (outside the lock, retried if another mutation landed
-    /// meanwhile). Delivers nothing when nothing changed.
-    func replace(with elements: [Element], diff: ([Element], [Element]) -> ArrayChangeset) -> Bool {
-        _readModifyWrite { current in
-            let changeset = diff(current.array, elements)
-            let unchanged = changeset.isEmpty && current.array.count == elements.count
-            return (unchanged ? nil : ArrayChange(array: elements, changeset: changeset), ())
-        }.accepted
+    /// Unavailable: elements that are not `Equatable` cannot be diffed. Say what you mean:
+    /// `reload(with:)` replaces everything (what this did before), or make the elements
+    /// `Equatable` (or use `replace(with:identifiedBy:)`) to diff.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none.
+    /// - Complexity: O(old + new).
+    @available(
+        *, unavailable, renamed: "reload(with:)",
+        message: "elements that are not Equatable cannot be diffed: use reload(with:) to replace everything"
+    )
+    @discardableResult
+    public func replace(with elements: [Element]) -> Bool {
+        _reload(with: elements)
     }
 
     /// In-place mutation that may refuse with an error (and change nothing).
     private func mutateChecked<Result>(
+        _ isolation: (any Actor)?,
         _ body: (inout ArrayChange<Element>) throws(ObservableArrayError) -> (Bool, Result)
     ) throws(ObservableArrayError) -> Result {
         var failure: ObservableArrayError?
-        let result: Result?? = _mutateCurrent { change -> (changed: Bool, result: Result?) in
+        let result: Result?? = _mutateCurrent(isolation: isolation) {
+            change -> (changed: Bool, result: Result?) in
             do throws(ObservableArrayError) {
                 let (changed, result) = try body(&change)
                 return (changed, result)
@@ -259,16 +242,16 @@ public final class ObservableArray<Element: Sendable>: GraphEventSource<ArrayCha
 
     /// A checked mutation that always changes the array when it does not throw.
     private func mutateAlways<Result>(
-        _ body: (inout ArrayChange<Element>) throws(ObservableArrayError) -> Result
+        _ isolation: (any Actor)?, _ body: (inout ArrayChange<Element>) throws(ObservableArrayError) -> Result
     ) throws(ObservableArrayError) -> Result {
-        try mutateChecked { change throws(ObservableArrayError) in (true, try body(&change)) }
+        try mutateChecked(isolation) { change throws(ObservableArrayError) in (true, try body(&change)) }
     }
 }
 
 extension ObservableArray where Element: Equatable {
-    /// Replaces the whole content with `elements`, delivering the smallest changeset: for
+    /// Replaces the whole content with `elements`, always diffing: the smallest changeset, for
     /// example `[1, 2, 3]` → `[0, 1, 3, 4]` delivers `deletes [1], inserts [0, 3]`. Delivers
-    /// nothing when the content is equal.
+    /// nothing when the content is equal. (`reload(with:)` replaces without diffing.)
     ///
     /// Thread safety: safe from any thread. The diff runs with no lock held; if another
     /// mutation lands meanwhile, it is computed again.
@@ -276,8 +259,8 @@ extension ObservableArray where Element: Equatable {
     /// - Returns: `false` if the array has terminated.
     /// - Complexity: see `ArrayChangeset.diff(from:to:)`.
     @discardableResult
-    public func replace(with elements: [Element]) -> Bool {
-        replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1) }
+    public func replace(with elements: [Element], isolation: isolated (any Actor)? = #isolation) -> Bool {
+        _replace(with: elements, isolation: isolation) { ArrayChangeset.diff(from: $0, to: $1) }
     }
 
     /// Replaces the content, matching elements by identity: a matched element with a new value
@@ -287,21 +270,26 @@ extension ObservableArray where Element: Equatable {
     /// - Returns: `false` if the array has terminated.
     /// - Complexity: see `ArrayChangeset.diff(from:to:identifiedBy:)`.
     @discardableResult
-    public func replace<ID: Hashable>(with elements: [Element], identifiedBy id: (Element) -> ID) -> Bool {
-        replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
+    public func replace<ID: Hashable>(
+        with elements: [Element], identifiedBy id: (Element) -> ID,
+        isolation: isolated (any Actor)? = #isolation
+    ) -> Bool {
+        _replace(with: elements, isolation: isolation) {
+            ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id)
+        }
     }
 }
 
 extension ObservableArray where Element: Hashable {
-    /// Replaces the whole content with `elements`, delivering the smallest changeset (linear
-    /// move pairing for hashable elements). See `ArrayChangeset.diff(from:to:)`.
+    /// Replaces the whole content with `elements`, always diffing (in linear time when many
+    /// elements changed). See `ArrayChangeset.diff(from:to:)`.
     ///
     /// Thread safety: as the `Equatable` overload. Callbacks: `==`, `hash(into:)`, handlers.
     /// - Returns: `false` if the array has terminated.
     /// - Complexity: see `ArrayChangeset.diff(from:to:)`.
     @discardableResult
-    public func replace(with elements: [Element]) -> Bool {
-        replace(with: elements) { ArrayChangeset.diff(from: $0, to: $1) }
+    public func replace(with elements: [Element], isolation: isolated (any Actor)? = #isolation) -> Bool {
+        _replace(with: elements, isolation: isolation) { ArrayChangeset.diff(from: $0, to: $1) }
     }
 }
 

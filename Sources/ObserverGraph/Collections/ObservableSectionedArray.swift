@@ -383,10 +383,13 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Callbacks: `body`, then observers' handlers once (none if nothing changed).
     /// - Complexity: O(total sections and items) plus what `body` does.
     @discardableResult
-    public func batch<Result>(_ body: (inout SectionedBatch<Metadata, Item>) throws -> Result) rethrows
+    public func batch<Result>(
+        _ body: (inout SectionedBatch<Metadata, Item>) throws -> Result,
+        isolation: isolated (any Actor)? = #isolation
+    ) rethrows
         -> Result
     {
-        try _readModifyWrite { current in
+        try _readModifyWrite(isolation: isolation) { current in
             var batch = SectionedBatch(current.sections)
             let result = try body(&batch)
             let changeset = batch.changeset
@@ -399,7 +402,9 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Complexity: O(total sections and items).
-    public func appendSection(_ section: ArraySection<Metadata, Item>) {
+    public func appendSection(
+        _ section: ArraySection<Metadata, Item>, isolation: isolated (any Actor)? = #isolation
+    ) {
         batch { $0.appendSection(section) }
     }
 
@@ -408,10 +413,14 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(total sections and items).
-    public func insertSection(_ section: ArraySection<Metadata, Item>, at index: Int)
+    public func insertSection(
+        _ section: ArraySection<Metadata, Item>, at index: Int, isolation: isolated (any Actor)? = #isolation
+    )
         throws(ObservableArrayError)
     {
-        try typed { batch throws(ObservableArrayError) in try batch.insertSection(section, at: index) }
+        try typed(isolation) { batch throws(ObservableArrayError) in
+            try batch.insertSection(section, at: index)
+        }
     }
 
     /// Removes the section at `index`, with its items.
@@ -419,8 +428,10 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(total sections and items).
-    public func removeSection(at index: Int) throws(ObservableArrayError) {
-        try typed { batch throws(ObservableArrayError) in try batch.removeSection(at: index) }
+    public func removeSection(at index: Int, isolation: isolated (any Actor)? = #isolation)
+        throws(ObservableArrayError)
+    {
+        try typed(isolation) { batch throws(ObservableArrayError) in try batch.removeSection(at: index) }
     }
 
     /// Moves the section at `source` to `destination`, with its items.
@@ -428,8 +439,11 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(total sections and items).
-    public func moveSection(from source: Int, to destination: Int) throws(ObservableArrayError) {
-        try typed { batch throws(ObservableArrayError) in try batch.moveSection(from: source, to: destination)
+    public func moveSection(
+        from source: Int, to destination: Int, isolation: isolated (any Actor)? = #isolation
+    ) throws(ObservableArrayError) {
+        try typed(isolation) { batch throws(ObservableArrayError) in
+            try batch.moveSection(from: source, to: destination)
         }
     }
 
@@ -438,8 +452,12 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(total sections and items).
-    public func setMetadata(_ metadata: Metadata, at index: Int) throws(ObservableArrayError) {
-        try typed { batch throws(ObservableArrayError) in try batch.setMetadata(metadata, at: index) }
+    public func setMetadata(
+        _ metadata: Metadata, at index: Int, isolation: isolated (any Actor)? = #isolation
+    ) throws(ObservableArrayError) {
+        try typed(isolation) { batch throws(ObservableArrayError) in
+            try batch.setMetadata(metadata, at: index)
+        }
     }
 
     /// Appends an item to a section: `items in section: inserts [count]`.
@@ -447,8 +465,12 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(total sections and items).
-    public func appendItem(_ item: Item, toSection section: Int) throws(ObservableArrayError) {
-        try typed { batch throws(ObservableArrayError) in try batch.appendItem(item, toSection: section) }
+    public func appendItem(
+        _ item: Item, toSection section: Int, isolation: isolated (any Actor)? = #isolation
+    ) throws(ObservableArrayError) {
+        try typed(isolation) { batch throws(ObservableArrayError) in
+            try batch.appendItem(item, toSection: section)
+        }
     }
 
     /// Inserts an item at `path`.
@@ -456,8 +478,10 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(total sections and items).
-    public func insertItem(_ item: Item, at path: ItemPath) throws(ObservableArrayError) {
-        try typed { batch throws(ObservableArrayError) in try batch.insertItem(item, at: path) }
+    public func insertItem(_ item: Item, at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
+        throws(ObservableArrayError)
+    {
+        try typed(isolation) { batch throws(ObservableArrayError) in try batch.insertItem(item, at: path) }
     }
 
     /// Removes the item at `path`.
@@ -465,8 +489,10 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(total sections and items).
-    public func removeItem(at path: ItemPath) throws(ObservableArrayError) {
-        try typed { batch throws(ObservableArrayError) in _ = try batch.removeItem(at: path) }
+    public func removeItem(at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
+        throws(ObservableArrayError)
+    {
+        try typed(isolation) { batch throws(ObservableArrayError) in _ = try batch.removeItem(at: path) }
     }
 
     /// Replaces the item at `path`: `items in section: updates [item]`.
@@ -474,8 +500,10 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(total sections and items).
-    public func setItem(_ item: Item, at path: ItemPath) throws(ObservableArrayError) {
-        try typed { batch throws(ObservableArrayError) in try batch.setItem(item, at: path) }
+    public func setItem(_ item: Item, at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
+        throws(ObservableArrayError)
+    {
+        try typed(isolation) { batch throws(ObservableArrayError) in try batch.setItem(item, at: path) }
     }
 
     /// Moves an item, within or across sections (across: a delete there and an insert here).
@@ -483,17 +511,22 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(total sections and items).
-    public func moveItem(from source: ItemPath, to destination: ItemPath) throws(ObservableArrayError) {
-        try typed { batch throws(ObservableArrayError) in try batch.moveItem(from: source, to: destination) }
+    public func moveItem(
+        from source: ItemPath, to destination: ItemPath, isolation: isolated (any Actor)? = #isolation
+    ) throws(ObservableArrayError) {
+        try typed(isolation) { batch throws(ObservableArrayError) in
+            try batch.moveItem(from: source, to: destination)
+        }
     }
 
     /// A batch whose body throws only `ObservableArrayError`, and `.terminated` after termination.
     private func typed(
+        _ isolation: (any Actor)?,
         _ body: (inout SectionedBatch<Metadata, Item>) throws(ObservableArrayError) -> Void
     ) throws(ObservableArrayError) {
         let accepted: Bool
         do {
-            accepted = try _readModifyWrite { current in
+            accepted = try _readModifyWrite(isolation: isolation) { current in
                 var batch = SectionedBatch(current.sections)
                 try body(&batch)
                 let changeset = batch.changeset

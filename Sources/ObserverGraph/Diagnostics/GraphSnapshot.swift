@@ -416,7 +416,7 @@ extension GraphSnapshot {
         var ownerOf: [Int: Int] = [:]  // snapshot node index -> index in the cut
         var boxes: [Int: _ValueObserverBox] = [:]
         var queue: [Int] = []
-        func visit(_ object: AnyObject, bits: UInt = 0) -> Int {
+        func visit(_ object: AnyObject, bits: UInt64 = 0) -> Int {
             let isBoxed = bits & _SlotFlags.boxed != 0
             let key: Key =
                 isBoxed

@@ -20,14 +20,16 @@ public final class EventChannel<Value: Sendable>: GraphEventSource<Value>, @unch
 
     /// Sends `value` to every current observer.
     ///
-    /// Thread safety: safe from any thread. If another delivery is running (on this thread or
-    /// another), the value is queued and delivered after it, in order.
+    /// Thread safety: safe from any thread or actor. If another delivery is running (on this
+    /// thread or another), the value is queued and delivered after it, in order. `isolation` is
+    /// the caller's actor (`#isolation`): observers living on it are called before `send`
+    /// returns; observers on other actors receive it on theirs.
     /// Callbacks: observers' handlers.
     /// - Returns: `false` (and delivers nothing) if the channel has terminated.
     /// - Complexity: O(n) for the delivery to n observers.
     @inlinable @discardableResult
-    public func send(_ value: Value) -> Bool {
-        _send(value)
+    public func send(_ value: Value, isolation: isolated (any Actor)? = #isolation) -> Bool {
+        _send(value, isolation: isolation)
     }
 }
 
@@ -38,7 +40,7 @@ extension EventChannel where Value == Void {
     /// - Returns: `false` if the channel has terminated.
     /// - Complexity: O(n) for the delivery to n observers.
     @discardableResult
-    public func send() -> Bool {
-        _send(())
+    public func send(isolation: isolated (any Actor)? = #isolation) -> Bool {
+        _send((), isolation: isolation)
     }
 }

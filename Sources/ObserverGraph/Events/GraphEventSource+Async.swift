@@ -20,7 +20,7 @@ extension GraphEventSource {
         bufferingPolicy: AsyncThrowingStream<Value, any Error>.Continuation.BufferingPolicy = .unbounded
     ) -> AsyncThrowingStream<Value, any Error> {
         AsyncThrowingStream(bufferingPolicy: bufferingPolicy) { continuation in
-            let token = observe { event in
+            let token = observeNonisolated { event in
                 switch event {
                 case .value(let value): continuation.yield(value)
                 case .finished: continuation.finish()

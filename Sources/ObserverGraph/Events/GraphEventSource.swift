@@ -38,51 +38,151 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// drain keeps its source alive.
     deinit {
         guard pipeline.withLock({ $0.terminal }) == nil else { return }
-        broadcast(as: _EventSink<Value>.self) { $0.deliver(.finished) }
+        broadcast(as: _EventSink<Value>.self) { $0.deliver(.finished, drainer: nil) }
     }
 
-    /// Observes the events of this source with a closure, until the returned token is cancelled
-    /// or deallocated.
+    /// Observes the events of this source with a closure that runs on the caller's actor, until
+    /// the returned token is cancelled or deallocated: the form for actor-isolated code.
+    ///
+    ///     @MainActor final class CreditsViewModel {
+    ///         var text = ""
+    ///         var tokens: [SubscriptionToken] = []
+    ///         init(credits: ObservableValue<Int>) {
+    ///             tokens.append(credits.observe { event in self.text = "\(event)" })
+    ///         }
+    ///     }
+    ///
+    /// The closure is a plain closure of the actor: it may touch the actor's state, with no
+    /// `Task`, `assumeIsolated` or `@Sendable`. It is called only on `isolation` (by default the
+    /// caller's actor; from nonisolated code this form does not compile: use
+    /// `observe(on:_:)` or `observeNonisolated(_:)`).
+    ///
+    /// Delivery: in source order, exactly once each, the terminal event last. When the code that
+    /// delivers an event already runs on this actor (a `send` or `update` made on it) and nothing
+    /// is queued for this observer, the closure is called before that call returns. Otherwise
+    /// the event joins this observer's first-in, first-out mailbox, which one task at a time
+    /// runs on the actor. A closure that sends to its own source does not re-enter: the new
+    /// event is delivered after the current call returns.
+    ///
+    /// Thread safety: the token may be cancelled from anywhere. Cancelled on the actor, no call
+    /// happens after `cancel()` returns; cancelled elsewhere, no call happens after the actor's
+    /// current turn. Cancelling never blocks (calls run only on the actor).
+    /// Callbacks: `handler`, on `isolation` only. An `ObservableValue` delivers its current value
+    /// first; a terminated source delivers its terminal event.
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: expected O(1); each delivery is O(1) plus, from another thread, a share of
+    ///   one task per burst of events.
+    @inlinable
+    public func observe(
+        isolation: isolated any Actor = #isolation,
+        _ handler: @escaping (GraphEvent<Value>) -> Void
+    ) -> SubscriptionToken {
+        _observe(mode: .actor(isolation), drainer: isolation, handler)
+    }
+
+    /// Observes only the values, with a closure that runs on the caller's actor (see
+    /// `observe(isolation:_:)`), until the returned token is cancelled or deallocated.
+    ///
+    /// Thread safety: as `observe(isolation:_:)`.
+    /// Callbacks: `handler` for each value, on `isolation` only; termination is not reported
+    /// (use `observe(isolation:_:)` for it).
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: as `observe(isolation:_:)`.
+    @inlinable
+    public func observeValues(
+        isolation: isolated any Actor = #isolation,
+        _ handler: @escaping (Value) -> Void
+    ) -> SubscriptionToken {
+        _observe(mode: .actor(isolation), drainer: isolation) { event in
+            if case .value(let value) = event { handler(value) }
+        }
+    }
+
+    /// Observes the events of this source with a `@Sendable` closure run asynchronously on
+    /// `queue`, until the returned token is cancelled or deallocated.
     ///
     /// Thread safety: safe from any thread, also from inside another observer.
-    /// Callbacks: `handler`, on the delivering thread, or asynchronously on `queue` when one is
-    /// given (in order when the queue is serial). An `ObservableValue` delivers its current
-    /// value first; a terminated source delivers its terminal event.
+    /// Callbacks: `handler`, on `queue` (in order when the queue is serial). An `ObservableValue`
+    /// delivers its current value first; a terminated source delivers its terminal event.
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: expected O(1); each delivery is one `queue.async`.
+    @inlinable
+    public func observe(
+        on queue: DispatchQueue, _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
+    ) -> SubscriptionToken {
+        _observe(mode: .queue(queue), drainer: nil, handler)
+    }
+
+    /// Observes only the values with a `@Sendable` closure run asynchronously on `queue`.
+    ///
+    /// Thread safety: as `observe(on:_:)`.
+    /// Callbacks: `handler` for each value, on `queue`; termination is not reported.
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: as `observe(on:_:)`.
+    @inlinable
+    public func observeValues(
+        on queue: DispatchQueue, _ handler: @escaping @Sendable (Value) -> Void
+    ) -> SubscriptionToken {
+        _observe(mode: .queue(queue), drainer: nil) { event in
+            if case .value(let value) = event { handler(value) }
+        }
+    }
+
+    /// Observes the events of this source with a `@Sendable` closure called on whichever thread
+    /// delivers (usually the sender's, before `send` returns), until the returned token is
+    /// cancelled or deallocated: the form for nonisolated code and threads.
+    ///
+    /// Thread safety: safe from any thread, also from inside another observer. Calls are
+    /// serialized: one delivery of this source runs at a time.
+    /// Callbacks: `handler`, on the delivering thread. An `ObservableValue` delivers its current
+    /// value first (before this returns, unless another thread is delivering); a terminated
+    /// source delivers its terminal event.
     /// - Returns: the token that keeps the observation alive. Keep it.
     /// - Complexity: expected O(1), plus deliveries queued meanwhile if this thread delivers them.
-    public func observe(
-        on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
+    @inlinable
+    public func observeNonisolated(
+        _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
+    ) -> SubscriptionToken {
+        _observe(mode: .nonisolated, drainer: nil, handler)
+    }
+
+    /// Observes only the values with a `@Sendable` closure called on whichever thread delivers
+    /// (see `observeNonisolated(_:)`).
+    ///
+    /// Thread safety: as `observeNonisolated(_:)`.
+    /// Callbacks: `handler` for each value; termination is not reported.
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: as `observeNonisolated(_:)`.
+    @inlinable
+    public func observeValuesNonisolated(
+        _ handler: @escaping @Sendable (Value) -> Void
+    ) -> SubscriptionToken {
+        _observe(mode: .nonisolated, drainer: nil) { event in
+            if case .value(let value) = event { handler(value) }
+        }
+    }
+
+    /// Joins a closure observer and queues its first event, in one critical section (no send
+    /// can slip between them). The callbacks this fires are the kit's own (no-ops); the sweep for
+    /// deallocated observers, which may release objects, runs after unlocking.
+    @usableFromInline
+    func _observe(
+        mode: _EventSink<Value>.Mode, drainer: (any Actor)?,
+        _ handler: @escaping _EventSink<Value>.Handler
     ) -> SubscriptionToken {
         let (sink, mustDrain, sweepDue) = pipeline.withLock { state in
             let sink = _EventSink(
-                firstSequence: state.takeSequence(), queue: queue, handler: handler, source: self)
+                firstSequence: state.takeSequence(), mode: mode, handler: handler, source: self)
             if let terminal = state.terminal {
                 return (sink, state.enqueue(.replay(terminal, to: sink)), false)
             }
-            // Joining and queueing the first event in one critical section: no send can slip
-            // between them. The callbacks this fires are the kit's own (no-ops); the sweep for
-            // deallocated observers, which may release objects, runs after unlocking.
             let sweepDue = _subscribeDeferringSweep(sink).sweepDue
             guard let current = state.current else { return (sink, false, sweepDue) }
             return (sink, state.enqueue(.replay(.value(_replayValue(current)), to: sink)), sweepDue)
         }
         if sweepDue { graphNode._sweepDeadObservers() }
-        if mustDrain { _drain() }
+        if mustDrain { _drain(drainer) }
         return SubscriptionToken(sink)
-    }
-
-    /// Observes only the values, until the returned token is cancelled or deallocated.
-    ///
-    /// Thread safety: as `observe(on:_:)`.
-    /// Callbacks: `handler` for each value; termination is not reported (use `observe` for it).
-    /// - Returns: the token that keeps the observation alive. Keep it.
-    /// - Complexity: as `observe(on:_:)`.
-    public func observeValues(
-        on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (Value) -> Void
-    ) -> SubscriptionToken {
-        observe(on: queue) { event in
-            if case .value(let value) = event { handler(value) }
-        }
     }
 
     /// Ends the stream normally: observers receive `.finished`, then are removed.
@@ -92,8 +192,8 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// - Returns: `false` (and does nothing) if the source had already terminated.
     /// - Complexity: O(n) for the delivery to n observers.
     @discardableResult
-    public func finish() -> Bool {
-        terminate(with: .finished)
+    public func finish(isolation: isolated (any Actor)? = #isolation) -> Bool {
+        terminate(with: .finished, isolation: isolation)
     }
 
     /// Ends the stream with an error: observers receive `.failed(error)`, then are removed.
@@ -106,8 +206,8 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// - Returns: `false` (and does nothing) if the source had already terminated.
     /// - Complexity: O(n) for the delivery to n observers.
     @discardableResult
-    public func fail(_ error: any Error) -> Bool {
-        terminate(with: .failed(error))
+    public func fail(_ error: any Error, isolation: isolated (any Actor)? = #isolation) -> Bool {
+        terminate(with: .failed(error), isolation: isolation)
     }
 
     /// The terminal event (`.finished` or `.failed`), once `finish()` or `fail(_:)` was called.
@@ -118,24 +218,24 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         pipeline.withLock { $0.terminal }
     }
 
-    private func terminate(with event: GraphEvent<Value>) -> Bool {
+    private func terminate(with event: GraphEvent<Value>, isolation: (any Actor)?) -> Bool {
         let (accepted, mustDrain) = pipeline.withLock { state -> (Bool, Bool) in
             guard state.terminal == nil else { return (false, false) }
             state.terminal = event
             return (true, state.enqueue(.terminate(event, sequence: state.takeSequence())))
         }
-        if mustDrain { _drain() }
+        if mustDrain { _drain(isolation) }
         return accepted
     }
 
     /// Queues `.value(value)` for every observer; `false` if terminated.
     @inlinable
-    final func _send(_ value: Value) -> Bool {
+    final func _send(_ value: Value, isolation: (any Actor)?) -> Bool {
         let (accepted, mustDrain) = pipeline.withLock { state -> (Bool, Bool) in
             guard state.terminal == nil else { return (false, false) }
             return (true, state.enqueue(.broadcast(.value(value), sequence: state.takeSequence())))
         }
-        if mustDrain { _drain() }
+        if mustDrain { _drain(isolation) }
         return accepted
     }
 
@@ -155,10 +255,18 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// when another change landed meanwhile (try again), `.terminated` when the source has
     /// terminated (the change is dropped). The replaced value is released after unlocking.
     @inlinable
-    final func _commit(_ newValue: Value, ifVersion version: UInt64) -> _CommitOutcome {
+    final func _commit(
+        _ newValue: Value, ifVersion version: UInt64, isolation: (any Actor)?, closing thread: UInt? = nil,
+        deferringDrainTo nested: _TransactionLog? = nil
+    ) -> _CommitOutcome {
+        var owed = false
         let (outcome, replaced, mustDrain) = pipeline.withLock { state -> (_CommitOutcome, Value?, Bool) in
-            guard state.terminal == nil else { return (.terminated, nil, false) }
+            guard state.terminal == nil else {
+                if let thread { owed = state.close(thread) }
+                return (.terminated, nil, false)
+            }
             guard state.version == version else { return (.stale, nil, false) }
+            if let thread { owed = state.close(thread) }
             let replaced = state.current
             state.current = newValue
             state.version &+= 1
@@ -166,7 +274,11 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             return (.committed, replaced, mustDrain)
         }
         withExtendedLifetime(replaced) {}
-        if mustDrain { _drain() }
+        if mustDrain, let nested {
+            nested.owesDrain = true  // the outer transaction delivers when it closes
+        } else if mustDrain || owed {
+            _drain(isolation)
+        }
         return outcome
     }
 
@@ -176,21 +288,86 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// otherwise `body` runs again on the newer value. After termination the change is dropped.
     /// Returns the result of the run that counted, and `accepted == false` when the source had
     /// terminated (the change was dropped). Check and commit happen in one critical section.
+    ///
+    /// **Nesting.** A change of this source made from inside `body` on the same thread (an
+    /// `update` inside an `update`, an `append` inside a `batch`) is applied at once, on the
+    /// committed value, and delivered; the outer change then finds its snapshot stale and runs
+    /// `body` again on the new value. During that rerun, each nested change that was already
+    /// applied is not applied again: it returns the result of its first run. So every change of
+    /// the outer and the inner bodies is applied exactly once (no livelock, no lost change), the
+    /// inner ones first. The thread's open transaction is recorded in the snapshot's critical
+    /// section and closed in the commit's, so the common, unnested path takes no extra lock.
     @inlinable
-    final func _readModifyWrite<Result>(_ body: (Value) throws -> (newValue: Value?, result: Result)) rethrows
-        -> (result: Result, accepted: Bool)
-    {
+    final func _readModifyWrite<Result>(
+        isolation: (any Actor)? = nil, _ body: (Value) throws -> (newValue: Value?, result: Result)
+    ) rethrows -> (result: Result, accepted: Bool) {
+        let thread = _currentThreadID()
+        var (current, version, nested) = pipeline.withLock { state in
+            (state.current!, state.version, state.open(thread))
+        }
+        if let log = nested { return try _nestedReadModifyWrite(log, isolation: isolation, body) }
+        var closed = false
+        defer {  // `body` threw
+            if !closed, pipeline.withLock({ $0.close(thread) }) { _drain(isolation) }
+        }
+        while true {
+            let (newValue, result) = try body(current)
+            guard let newValue else {
+                let now = pipeline.withLock { state -> (UInt64, Bool, Bool) in
+                    let owed = state.version == version ? state.close(thread) : false
+                    return (state.version, state.terminal == nil, owed)
+                }
+                if now.0 == version {
+                    closed = true
+                    if now.2 { _drain(isolation) }
+                    return (result, now.1)
+                }
+                (current, version, nested) = _resnapshot(thread)
+                continue
+            }
+            switch _commit(newValue, ifVersion: version, isolation: isolation, closing: thread) {
+            case .committed:
+                closed = true
+                return (result, true)
+            case .terminated:
+                closed = true
+                return (result, false)
+            case .stale:
+                (current, version, nested) = _resnapshot(thread)
+            }
+        }
+    }
+
+    /// The current value and version for a retry of the open transaction of `thread`; its
+    /// nested changes (if any) replay from the start.
+    @inlinable
+    final func _resnapshot(_ thread: UInt) -> (Value, UInt64, _TransactionLog?) {
+        let (value, version, log) = pipeline.withLock { state in
+            (state.current!, state.version, state.log(of: thread))
+        }
+        log?.next = 0
+        return (value, version, log)
+    }
+
+    /// A read-modify-write made from inside the body of another one on the same thread: applied
+    /// once, then replayed (not applied again) when the outer body runs again.
+    @usableFromInline
+    final func _nestedReadModifyWrite<Result>(
+        _ log: _TransactionLog, isolation: (any Actor)?,
+        _ body: (Value) throws -> (newValue: Value?, result: Result)
+    ) rethrows -> (result: Result, accepted: Bool) {
+        if let cached = log.replay(as: (result: Result, accepted: Bool).self) { return cached }
         while true {
             let (current, version) = _snapshot()
             let (newValue, result) = try body(current)
             guard let newValue else {
                 let now = pipeline.withLock { ($0.version, $0.terminal == nil) }
-                if now.0 == version { return (result, now.1) }
+                if now.0 == version { return log.record((result, now.1)) }
                 continue
             }
-            switch _commit(newValue, ifVersion: version) {
-            case .committed: return (result, true)
-            case .terminated: return (result, false)
+            switch _commit(newValue, ifVersion: version, isolation: isolation, deferringDrainTo: log) {
+            case .committed: return log.record((result, true))
+            case .terminated: return log.record((result, false))
             case .stale: continue
             }
         }
@@ -200,40 +377,54 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// queues the new value as an event. `body` must not run user code; what it returns is
     /// released by the caller, after unlocking. Returns `nil` if the source has terminated.
     @inlinable
-    final func _mutateCurrent<Result>(_ body: (inout Value) -> (changed: Bool, result: Result)) -> Result? {
+    final func _mutateCurrent<Result>(
+        isolation: (any Actor)? = nil, _ body: (inout Value) -> (changed: Bool, result: Result)
+    ) -> Result? {
+        let thread = _currentThreadID()
+        var nested: _TransactionLog?
         let (result, mustDrain) = pipeline.withLock { state -> (Result?, Bool) in
-            guard state.terminal == nil else { return (nil, false) }
+            // Inside a read-modify-write of this source on this thread: applied once (below),
+            // replayed when the outer body runs again.
+            nested = state.openTransactions.isEmpty ? nil : state.nestedLog(of: thread)
+            if let log = nested, let cached = log.replay(as: Result?.self) { return (cached, false) }
+            guard state.terminal == nil else { return (nested?.record(nil) ?? nil, false) }
             let (changed, result) = body(&state.current!)
+            if let log = nested { _ = log.record(Optional(result)) }
             guard changed else { return (result, false) }
             state.version &+= 1
             let mustDrain = state.enqueue(.broadcast(.value(state.current!), sequence: state.takeSequence()))
             return (result, mustDrain)
         }
-        if mustDrain { _drain() }
+        if mustDrain, let nested {
+            nested.owesDrain = true  // the outer transaction delivers when it closes
+        } else if mustDrain {
+            _drain(isolation)
+        }
         return result
     }
 
     /// Delivers queued actions until the queue is empty. Only one thread drains at a time; the
-    /// others just queue.
+    /// others just queue. `drainer` is the isolation of the code draining (`nil` when
+    /// nonisolated): observers living on that actor are called right here.
     @inlinable
-    final func _drain() {
+    final func _drain(_ drainer: (any Actor)?) {
         while let action = pipeline.withLock({ $0.next() }) {
             switch action {
             case .broadcast(let event, let sequence):
-                _deliver(event, upTo: sequence)
+                _deliver(event, upTo: sequence, drainer: drainer)
             case .replay(let event, let sink):
-                sink.deliver(event)
+                sink.deliver(event, drainer: drainer)
             case .terminate(let event, let sequence):
-                _deliver(event, upTo: sequence)
+                _deliver(event, upTo: sequence, drainer: drainer)
                 removeAllObservers()
             }
         }
     }
 
     @inlinable
-    final func _deliver(_ event: GraphEvent<Value>, upTo sequence: UInt64) {
+    final func _deliver(_ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: (any Actor)?) {
         broadcast(as: _EventSink<Value>.self) { sink in
-            if sink.firstSequence < sequence { sink.deliver(event) }
+            if sink.firstSequence < sequence { sink.deliver(event, drainer: drainer) }
         }
     }
 }
@@ -264,10 +455,15 @@ struct _SourceState<Value: Sendable> {
     /// Bumped by every change of `current`, for optimistic read-modify-write.
     @usableFromInline var version: UInt64 = 0
     @usableFromInline var terminal: GraphEvent<Value>?
+    /// The first action of a drain, when it found the queue empty (see `enqueue`).
+    @usableFromInline var direct: _SourceAction<Value>?
     @usableFromInline var pending: [_SourceAction<Value>?] = []
     @usableFromInline var head = 0
     @usableFromInline var draining = false
     @usableFromInline var nextSequence: UInt64 = 1
+    /// The read-modify-writes in progress, by thread (a handful at most): how a change made
+    /// from inside one of them is recognized as nested.
+    @usableFromInline var openTransactions: [_OpenTransaction] = []
 
     init(current: Value?) {
         self.current = current
@@ -282,9 +478,14 @@ struct _SourceState<Value: Sendable> {
     /// Queues `action`; returns `true` when nobody is draining, so the caller must drain.
     @inlinable
     mutating func enqueue(_ action: _SourceAction<Value>) -> Bool {
-        pending.append(action)
-        if draining { return false }
+        if draining {
+            pending.append(action)
+            return false
+        }
+        // Nobody delivers and nothing waits (the queue is empty whenever nobody drains): the
+        // usual case, handed over in one slot instead of through the array.
         draining = true
+        direct = action
         return true
     }
 
@@ -292,6 +493,10 @@ struct _SourceState<Value: Sendable> {
     /// caller, after unlocking); `nil` when the queue is empty, which ends the drain.
     @inlinable
     mutating func next() -> _SourceAction<Value>? {
+        if let action = direct {
+            direct = nil
+            return action
+        }
         if head < pending.count {
             let action = pending[head]
             pending[head] = nil
@@ -304,9 +509,93 @@ struct _SourceState<Value: Sendable> {
             }
             return action
         }
-        pending.removeAll(keepingCapacity: pending.count <= 64)
+        if !pending.isEmpty { pending.removeAll(keepingCapacity: pending.count <= 64) }
         head = 0
         draining = false
         return nil
+    }
+}
+
+/// A read-modify-write in progress on one thread, with the log of its nested changes (allocated
+/// only when one happens).
+@usableFromInline
+struct _OpenTransaction {
+    @usableFromInline let thread: UInt
+    @usableFromInline var log: _TransactionLog?
+
+    @usableFromInline init(thread: UInt) {
+        self.thread = thread
+    }
+}
+
+/// The results of the nested changes made by one open transaction, in call order. Used only by
+/// the transaction's own thread, so it needs no lock.
+@usableFromInline
+final class _TransactionLog {
+    @usableFromInline var results: [Any] = []
+    /// The next nested change's position: a rerun of the outer body starts again at 0.
+    @usableFromInline var next = 0
+    /// A nested change queued events and took the drain: the outer transaction must drain when
+    /// it closes (so that no observer runs while it is open on this thread).
+    @usableFromInline var owesDrain = false
+
+    @usableFromInline init() {}
+
+    /// The recorded result of the next nested change when this is a rerun that reached one
+    /// already applied (then it is not applied again); `nil` when it must be applied now.
+    @inlinable
+    func replay<T>(as type: T.Type) -> T? {
+        guard next < results.count, let cached = results[next] as? T else {
+            if next < results.count { results.removeSubrange(next...) }  // the rerun diverged
+            return nil
+        }
+        next += 1
+        return cached
+    }
+
+    /// Records the result of a nested change just applied, and returns it.
+    @inlinable
+    func record<T>(_ result: T) -> T {
+        results.append(result)
+        next += 1
+        return result
+    }
+}
+
+extension _SourceState {
+    /// Opens a transaction for `thread`, or returns the log of the one already open on it (the
+    /// call is nested).
+    @inlinable
+    mutating func open(_ thread: UInt) -> _TransactionLog? {
+        if !openTransactions.isEmpty, let log = nestedLog(of: thread) { return log }
+        openTransactions.append(_OpenTransaction(thread: thread))
+        return nil
+    }
+
+    /// The log of the transaction open on `thread` (created on first use), or `nil` if none is.
+    @inlinable
+    mutating func nestedLog(of thread: UInt) -> _TransactionLog? {
+        guard let index = openTransactions.lastIndex(where: { $0.thread == thread }) else { return nil }
+        if let log = openTransactions[index].log { return log }
+        let log = _TransactionLog()
+        openTransactions[index].log = log
+        return log
+    }
+
+    /// The log of the transaction open on `thread`, if it has one.
+    @inlinable
+    func log(of thread: UInt) -> _TransactionLog? {
+        openTransactions.last(where: { $0.thread == thread })?.log
+    }
+
+    /// Closes the transaction open on `thread`; `true` when it owes a drain.
+    @inlinable
+    mutating func close(_ thread: UInt) -> Bool {
+        if let last = openTransactions.last, last.thread == thread {  // the usual case: one open
+            openTransactions.removeLast()
+            return last.log?.owesDrain ?? false
+        }
+        guard let index = openTransactions.lastIndex(where: { $0.thread == thread }) else { return false }
+        return openTransactions.remove(at: index).log?.owesDrain ?? false
     }
 }

@@ -40,13 +40,20 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
 
     /// The current value. Setting it delivers the new value to every observer.
     ///
+    /// A property setter cannot learn its caller's actor, so a set counts as made from
+    /// nonisolated code: observers that live on an actor (`observe(isolation:_:)`) receive it on
+    /// their actor's next turn, not before the set returns, even when you set it on that actor.
+    /// On an actor, write `update { $0 = newValue }` (or `set(_:)`) to have that actor's
+    /// observers called before it returns.
+    ///
     /// Thread safety: safe from any thread. A set after termination is ignored.
-    /// Callbacks: observers' handlers, for a set (on this thread unless another is delivering).
+    /// Callbacks: observers' handlers, for a set (nonisolated ones on this thread unless another
+    /// is delivering).
     /// - Complexity: O(1) to get; a set is O(n) for the delivery to n observers.
     @inlinable
     public var value: Value {
         get { _snapshot().value }
-        set { update { $0 = newValue } }
+        set { update(isolation: nil) { $0 = newValue } }
     }
 
     /// Changes the value with `body` atomically: concurrent updates are never lost.
@@ -58,23 +65,43 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     /// delivered, unless the value skips equal values. After termination, `body` runs once and
     /// its change is dropped.
     ///
+    /// Nesting: a change of this same value made from inside `body` on the same thread (an
+    /// `update` inside an `update`) is applied at once; this `update` then runs `body` again on
+    /// the new value, and the nested change, reached again, is not applied twice (it returns its
+    /// first result). Every change is applied exactly once, the inner one first; observers are
+    /// called once the outer `update` ends.
+    ///
     ///     credits.update { $0 += 10 }
     ///     try credits.update { credits in
     ///         guard credits >= price else { throw WalletError.insufficientCredits }
     ///         credits -= price
     ///     }
     ///
-    /// Thread safety: safe from any thread.
+    /// Thread safety: safe from any thread or actor. `isolation` is the caller's actor
+    /// (`#isolation`): observers living on it are called before `update` returns.
     /// Callbacks: `body` (one or more times), then observers' handlers for the new value.
     /// - Returns: what `body` returned on the run that was committed.
     /// - Complexity: O(1) per attempt plus the delivery to n observers, O(n).
     @inlinable @discardableResult
-    public func update<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try _readModifyWrite { seen in
+    public func update<Result>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (inout Value) throws -> Result
+    ) rethrows -> Result {
+        try _readModifyWrite(isolation: isolation) { seen in
             var proposed = seen
             let result = try body(&proposed)
             if let isEqual, isEqual(seen, proposed) { return (nil, result) }
             return (proposed, result)
         }.result
+    }
+
+    /// Sets the value from the caller's actor: observers living on that actor are called before
+    /// this returns (which the `value` setter cannot do). The same as `update { $0 = newValue }`.
+    ///
+    /// Thread safety: safe from any thread or actor. A set after termination is ignored.
+    /// Callbacks: observers' handlers for the new value.
+    /// - Complexity: O(1) plus the delivery to n observers, O(n).
+    @inlinable
+    public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) {
+        update(isolation: isolation) { $0 = newValue }
     }
 }

@@ -109,36 +109,106 @@ protocol _SubscriptionTarget: AnyObject, Sendable {
 
 /// A closure observer: a real `GraphObserver` in its source's observer list, kept alive by its
 /// token (the source holds it weakly, like any class observer).
+///
+/// Three ways to run the closure:
+/// - nonisolated: on the delivering thread; `cancel()` waits for calls running elsewhere;
+/// - on a `DispatchQueue`: asynchronously, in order when the queue is serial;
+/// - on an actor: through a first-in, first-out mailbox drained on the actor, by at most one
+///   task at a time; synchronously when the delivering code already runs on that actor and
+///   nothing is queued before it. Calls happen only on the actor, so `cancel()` never waits.
 @usableFromInline
 final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @unchecked Sendable {
-    @usableFromInline typealias Handler = @Sendable (GraphEvent<Value>) -> Void
+    /// The closure. For an actor sink it is the actor-isolated closure the user wrote, called
+    /// only on that actor (what makes this class `@unchecked Sendable`).
+    @usableFromInline typealias Handler = (GraphEvent<Value>) -> Void
+
+    @usableFromInline enum Mode {
+        case nonisolated
+        case queue(DispatchQueue)
+        case actor(any Actor)
+    }
 
     /// The sequence number of the source's queue at the moment it joined: it receives the
     /// broadcasts queued after that, never the earlier ones.
     @usableFromInline let firstSequence: UInt64
-    @usableFromInline let queue: DispatchQueue?
+    @usableFromInline let mode: Mode
     @usableFromInline let state: GraphLock<_SinkState<Value>>
     // Written once, in init; read from any thread.
     private weak var source: GraphEventSource<Value>?
+    /// Set by a cancel made from inside the closure while the actor runs the mailbox; touched
+    /// only on that actor's running thread (see `close()`).
+    @usableFromInline nonisolated(unsafe) var _stoppedOnActor = false
 
-    init(
-        firstSequence: UInt64, queue: DispatchQueue?, handler: @escaping Handler,
-        source: GraphEventSource<Value>
-    ) {
+    init(firstSequence: UInt64, mode: Mode, handler: @escaping Handler, source: GraphEventSource<Value>) {
         self.firstSequence = firstSequence
-        self.queue = queue
+        self.mode = mode
         self.state = GraphLock(_SinkState(handler: handler))
         self.source = source
     }
 
-    /// Delivers `event` now, or on the sink's queue (in order, when the queue is serial).
+    /// Delivers `event`: now, on the sink's queue, or on its actor. `drainer` is the isolation
+    /// of the code delivering (the actor it runs on, `nil` when nonisolated).
     @inlinable
-    func deliver(_ event: GraphEvent<Value>) {
-        if let queue {
-            queue.async { self.deliverNow(event) }
-        } else {
+    func deliver(_ event: GraphEvent<Value>, drainer: (any Actor)?) {
+        switch mode {
+        case .nonisolated:
             deliverNow(event)
+        case .queue(let queue):
+            queue.async { self.deliverNow(event) }
+        case .actor(let actor):
+            if let drainer, drainer === actor {
+                _deliverOnActor(event)
+                return
+            }
+            let mustSchedule = state.withLock { state -> Bool in
+                guard state.handler != nil else { return false }
+                state.mailbox.append(event)
+                guard !state.scheduled, !state.running else { return false }
+                state.scheduled = true
+                return true
+            }
+            if mustSchedule {
+                Task { await self._runMailboxTask(isolation: actor) }
+            }
         }
+    }
+
+    /// What delivering on the actor starts with.
+    @usableFromInline
+    enum _ActorStart {
+        case nothing
+        case direct(Handler)
+        case mailbox
+    }
+
+    /// Delivers `event` from code running on this sink's actor: called right away when nothing
+    /// is queued before it (two critical sections, as for a nonisolated closure); queued behind
+    /// earlier events otherwise, which run now; queued behind the running call when the closure
+    /// itself sent it (no nested calls).
+    @inlinable
+    func _deliverOnActor(_ event: GraphEvent<Value>) {
+        let thread = _currentThreadID()
+        let start = state.withLock { state -> _ActorStart in
+            guard let handler = state.handler else { return .nothing }
+            if state.running {
+                state.mailbox.append(event)
+                return .nothing
+            }
+            state.running = true
+            state.deliveringThread = thread
+            guard state.mailbox.isEmpty else {
+                state.mailbox.append(event)
+                return .mailbox
+            }
+            if event.isTerminal { state.handler = nil }
+            return .direct(handler)
+        }
+        switch start {
+        case .nothing: return
+        case .direct(let handler): handler(event)
+        case .mailbox: break
+        }
+        _continueMailbox()
     }
 
     @inlinable
@@ -160,15 +230,75 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         for waiter in waiters { waiter.signal() }
     }
 
-    /// Stops delivery. Returns once no delivery is running on another thread (there can be
-    /// several at once with a concurrent queue); drops the closure with no lock held.
+    /// The mailbox task's turn on the actor.
+    @inlinable
+    func _runMailboxTask(isolation actor: isolated any Actor) {
+        state.withLock { $0.scheduled = false }
+        _runMailbox()
+    }
+
+    /// Calls the closure with each queued event, in order, until none is left. Runs on the sink's
+    /// actor only. If a run is already in progress further up this stack (the closure sent to
+    /// its own source), returns at once: that run delivers what was just queued, after the
+    /// current call returns, so calls never nest.
+    ///
+    /// Events are taken in batches, one critical section each, so that a sender on another
+    /// thread and the actor rarely meet on the lock. A cancel made on the actor from inside the
+    /// closure stops the batch at once (`_stoppedOnActor`); one made elsewhere takes effect at
+    /// the next batch, within the actor's current turn.
+    @inlinable
+    func _runMailbox() {
+        let thread = _currentThreadID()
+        let claimed = state.withLock { state -> Bool in
+            guard !state.running, state.handler != nil, !state.mailbox.isEmpty else { return false }
+            state.running = true
+            state.deliveringThread = thread
+            return true
+        }
+        if claimed { _continueMailbox() }
+    }
+
+    /// Runs the mailbox, in batches, until it is empty; the caller has claimed `running`.
+    @inlinable
+    func _continueMailbox() {
+        var spare: [GraphEvent<Value>] = []
+        while true {
+            let taken = state.withLock { state -> (Handler, [GraphEvent<Value>])? in
+                guard !_stoppedOnActor, let handler = state.handler, !state.mailbox.isEmpty else {
+                    state.running = false
+                    state.deliveringThread = 0
+                    return nil
+                }
+                return (handler, state.takeMailbox(giving: &spare))
+            }
+            guard let (handler, batch) = taken else { return }
+            for event in batch {
+                if event.isTerminal { state.withLock { $0.handler = nil } }
+                handler(event)
+                if _stoppedOnActor { break }
+            }
+            spare = batch
+            spare.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Stops delivery. A nonisolated or queue sink returns once no call runs on another thread
+    /// (there can be several with a concurrent queue), except when the canceller is itself inside
+    /// a call of this closure: then it returns at once, because waiting for the others could wait
+    /// forever (two calls cancelling each other). An actor sink never waits: its calls run only
+    /// on its actor. Drops the closure and queued events with no lock held.
     func close() {
         let thread = _currentThreadID()
+        var stopsBatch = false
         var released: Handler?
+        var dropped: [GraphEvent<Value>] = []
         while true {
             let (handler, wait) = state.withLock { state -> (Handler?, DispatchSemaphore?) in
                 let handler = state.handler
                 state.handler = nil
+                if !state.mailbox.isEmpty { swap(&dropped, &state.mailbox) }
+                if state.running && state.deliveringThread == thread { stopsBatch = true }
+                if state.inFlight.contains(thread) { return (handler, nil) }
                 guard state.inFlight.contains(where: { $0 != thread }) else { return (handler, nil) }
                 let semaphore = DispatchSemaphore(value: 0)
                 state.waiters.append(semaphore)
@@ -178,7 +308,10 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             guard let wait else { break }
             wait.wait()  // signalled whenever a delivery ends; then check again
         }
-        withExtendedLifetime(released) {}
+        // Written only here, on the thread that is running the mailbox (the actor), and read by
+        // that run after the closure returns: the same thread, so no lock is needed.
+        if stopsBatch { _stoppedOnActor = true }
+        withExtendedLifetime((released, dropped)) {}
     }
 
     func _cancel() {
@@ -204,4 +337,23 @@ struct _SinkState<Value: Sendable> {
     @usableFromInline var inFlight: [UInt] = []
     /// Cancellers on other threads waiting for the running delivery to end.
     @usableFromInline var waiters: [DispatchSemaphore] = []
+    /// Actor sinks: events waiting for the actor, oldest first.
+    @usableFromInline var mailbox: [GraphEvent<Value>] = []
+    /// Actor sinks: the thread running the mailbox right now (0 when none).
+    @usableFromInline var deliveringThread: UInt = 0
+    /// Actor sinks: a task is on its way to run the mailbox.
+    @usableFromInline var scheduled = false
+    /// Actor sinks: the mailbox is being run on the actor right now.
+    @usableFromInline var running = false
+
+    @usableFromInline init(handler: @escaping _EventSink<Value>.Handler) {
+        self.handler = handler
+    }
+
+    /// The queued events, leaving `spare` (empty, with its capacity) in their place.
+    @inlinable
+    mutating func takeMailbox(giving spare: inout [GraphEvent<Value>]) -> [GraphEvent<Value>] {
+        swap(&mailbox, &spare)
+        return spare
+    }
 }

@@ -26,7 +26,7 @@ struct TestingWithMarbleDiagramsArticleTests {
         let done = ObservableValue(true)
 
         // The queue manager: an item that is no longer done leaves the queue.
-        let manager = done.observeValues { isDone in
+        let manager = done.observeValuesNonisolated { isDone in
             if !isDone { items.update { $0.removeAll { $0 == "itemA" } } }
         }
 

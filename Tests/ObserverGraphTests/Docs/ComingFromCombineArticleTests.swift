@@ -23,7 +23,7 @@ struct ComingFromCombineArticleTests {
         let ui = DispatchQueue(label: "ui")  // stands in for DispatchQueue.main
         let bag = TokenBag()  // Set<AnyCancellable>, DisposeBag
         score.observeValues(on: ui) { print("score:", $0) }.store(in: bag)  // receive(on:) + sink
-        taps.observeValues { _ in score.update { $0 += 1 } }.store(in: bag)  // subscribe(onNext:)
+        taps.observeValuesNonisolated { _ in score.update { $0 += 1 } }.store(in: bag)  // subscribe(onNext:)
         taps.send()  // on ui: prints "score: 0", then "score: 1"
         ui.sync {}  // the queue is serial: what was queued before this has run
         #expect(output.all == ["score: 0", "score: 1"])

@@ -4,8 +4,10 @@ import Testing
 // The code blocks of the article "Values and events" (ObserverGraph.docc/ValuesAndEvents.md),
 // verbatim: DocSnippetTests fails when a block of the article is not found here. Each block is
 // followed by expectations that check what its comments claim; its `print` calls are recorded.
+// The blocks run on the main actor, as the article says, except the nonisolated one.
 
 @Suite("Docs: Values and events")
+@MainActor
 struct ValuesAndEventsArticleTests {
     /// What the blocks print: their `print` calls resolve to this method.
     let output = EventLog()
@@ -18,7 +20,7 @@ struct ValuesAndEventsArticleTests {
     func observableValue() {
         let credits = ObservableValue(0)
         let creditsToken = credits.observeValues { print("credits:", $0) }  // prints "credits: 0" at once
-        credits.value = 5  // prints "credits: 5"
+        credits.set(5)  // prints "credits: 5"
         credits.update { $0 += 10 }  // atomic read-modify-write: prints "credits: 15"
         #expect(output.all == ["credits: 0", "credits: 5", "credits: 15"])
         #expect(credits.observerCount == 1)
@@ -58,7 +60,7 @@ struct ValuesAndEventsArticleTests {
     func viewState() {
         struct Offline: Error {}
         let screen = ObservableValue<ViewState<[String]>>(.loading)
-        let states = screen.observeValues { print($0) }
+        let states = screen.observeValuesNonisolated { [output] in output.append("\($0)") }
         screen.value = ViewState(Result<[String], any Error>.failure(Offline()))  // .error: show "retry"
         screen.value = ViewState(Result<[String], any Error>.success(["Laundry"]))  // .result(["Laundry"])
         // An error's description names its context, which differs by build: compare the ends.
@@ -73,22 +75,52 @@ struct ValuesAndEventsArticleTests {
         let bag = TokenBag()
         let balance = ObservableValue(0)
         balance.observeValues { print("balance:", $0) }.store(in: bag)  // prints "balance: 0"
-        balance.value = 3  // prints "balance: 3"
+        balance.set(3)  // prints "balance: 3"
         bag.cancelAll()  // the closure is released; nothing more is printed
-        balance.value = 4
+        balance.set(4)
         #expect(output.all == ["balance: 0", "balance: 3"])
         #expect(bag.count == 0 && balance.observerCount == 0)
     }
 
     @Test("A write-back from an observer is delivered after the current event")
-    func reentrantWrite() {
+    nonisolated func reentrantWrite() {
         let level = ObservableValue(0)
-        let clamp = level.observeValues { if $0 > 10 { level.value = 10 } }  // writes back
+        let clamp = level.observeValuesNonisolated { if $0 > 10 { level.value = 10 } }  // writes back
         let seen = ObservableValue<[Int]>([])
-        let recorder = level.observeValues { value in seen.update { $0.append(value) } }
+        let recorder = level.observeValuesNonisolated { value in seen.update { $0.append(value) } }
         level.value = 12  // both observers see 12, then 10: seen.value == [0, 12, 10]
         #expect(seen.value == [0, 12, 10] && level.value == 10)
         clamp.cancel()
         recorder.cancel()
+    }
+
+    @Test("On the main actor, a closure that writes back to its own source does not re-enter itself")
+    func reentrantWriteOnActor() {
+        let level = ObservableValue(0)
+        var calls: [Int] = []
+        var depth = 0
+        let clamp = level.observeValues { value in
+            depth += 1
+            #expect(depth == 1)
+            calls.append(value)
+            if value > 10 { level.set(10) }
+            depth -= 1
+        }
+        level.set(12)
+        #expect(calls == [0, 12, 10] && level.value == 10)
+        clamp.cancel()
+    }
+
+    @Test("A property setter counts as nonisolated: a closure on the main actor gets it on its next turn")
+    func setterIsNonisolated() async {
+        let credits = ObservableValue(0)
+        var seen: [Int] = []
+        let token = credits.observeValues { seen.append($0) }
+        credits.value = 5
+        #expect(seen == [0])
+        let deadline = ContinuousClock.now + .seconds(10)
+        while seen != [0, 5], ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
+        #expect(seen == [0, 5])
+        token.cancel()
     }
 }

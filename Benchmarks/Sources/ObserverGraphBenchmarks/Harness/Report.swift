@@ -103,9 +103,14 @@ final class Report {
 
     func printDerived() {
         guard !derived.isEmpty else { return }
-        print("\nscaling (same run)")
-        let lines = derived.map { [$0.name, $0.implementation, formatRatio($0.value), $0.detail] }
-        printAligned(header: ["measure", "implementation", "ratio", "from"], lines: lines, rightAligned: [2])
+        print("\nderived (same run)")
+        let lines = derived.map {
+            [
+                $0.name, $0.implementation,
+                $0.unit == "x" ? formatRatio($0.value) : formatValue($0.value) + " " + $0.unit, $0.detail,
+            ]
+        }
+        printAligned(header: ["measure", "implementation", "value", "from"], lines: lines, rightAligned: [2])
     }
 
     func printTargets() {

@@ -49,7 +49,7 @@ enum ArrayAppend {
                     let array = ObservableArray<Int>()
                     let tokens = observers.map { observer in
                         let target = UncheckedSendable(value: observer)
-                        return array.observeValues { change in
+                        return array.observeValuesNonisolated { change in
                             target.value.receive(change.changeset.inserts.last ?? 0)
                         }
                     }

@@ -27,6 +27,7 @@ enum Churn {
     static let kitTracking = "kit tracking"
     static let openCombine = "OpenCombine"
     static let notificationCenter = "NotificationCenter"
+    static let handRegistry = "hand registry"
 
     enum Order: String, CaseIterable {
         case inOrder = "in-order"
@@ -52,6 +53,9 @@ enum Churn {
                 progress("churn \(order.rawValue) N=\(sizeLabel(n))")
                 measure(n: n, order: order, plain: plain, tracking: tracking, plan: plan, report: report)
             }
+        }
+        for n in plan.churnSizes where n <= plan.churnPeerLimit {
+            ChurnFirstWeak.measure(n: n, plan: plan, report: report)
         }
         addScaling(plan: plan, report: report)
     }
@@ -114,6 +118,20 @@ enum Churn {
                 }
             },
         ]
+        contenders.append(
+            Contender(name: handRegistry) {
+                sample {
+                    let registry = HandRegistry()
+                    var done = 0
+                    let start = monotonicNanoseconds()
+                    for p in subscribeOrder where registry.add(plain[p]) { done &+= 1 }
+                    let middle = monotonicNanoseconds()
+                    for p in unsubscribeOrder where registry.remove(plain[p]) { done &+= 1 }
+                    let end = monotonicNanoseconds()
+                    verify(done == 2 * n, "hand registry churn: \(done) of \(2 * n) operations succeeded")
+                    return (middle - start, end - middle)
+                }
+            })
         if n <= plan.churnPeerLimit {
             contenders.append(
                 Contender(name: openCombine) {
@@ -176,7 +194,7 @@ enum Churn {
         }
         for phase in Phase.allCases {
             for order in Order.allCases {
-                for implementation in [kit, kitTracking, openCombine, notificationCenter] {
+                for implementation in [kit, kitTracking, handRegistry, openCombine, notificationCenter] {
                     guard let big = report.median(scenario(phase, order, large), implementation),
                         let little = report.median(scenario(phase, order, small), implementation)
                     else { continue }

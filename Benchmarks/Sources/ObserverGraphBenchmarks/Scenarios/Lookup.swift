@@ -1,8 +1,10 @@
-// Scenario 3: lookup. `isSubscribed` on an observable with N = 1M observers, for observers that
-// are subscribed and for observers that are not, queried in a seeded random order (each sample
-// queries the same random selection of 200k of them). Unit:
-// nanoseconds per query. The reference is the bare hash lookup a registry cannot beat: a
-// `Set<ObjectIdentifier>` with no lock and no weak reference. The peers have no such query.
+// Scenario 3: lookup. On an observable with N = 1M observers, `hasObserver` (the observable's
+// side) and `isSubscribed(to:)` (the observer's side), for observers that are subscribed and
+// for observers that are not, queried in a seeded random order (each sample queries the same
+// random selection of 200k of them). Unit: nanoseconds per query. The reference is the bare
+// hash lookup a registry cannot beat: a `Set<ObjectIdentifier>` with no lock and no weak
+// reference. The hand registry (a dictionary of weak references behind the kit's lock) shows
+// what a lock and a weak load add to it. The peers have no such query.
 
 import ObserverGraph
 
@@ -13,7 +15,9 @@ enum Lookup {
         run: run)
 
     static let kit = "kit"
+    static let kitObserverSide = "kit isSubscribed(to:)"
     static let setLimit = "Set<ObjectIdentifier>"
+    static let handRegistry = "hand registry"
 
     static func scenario(present: Bool, _ n: Int) -> String {
         "lookup \(present ? "present" : "absent") N=\(sizeLabel(n))"
@@ -27,6 +31,8 @@ enum Lookup {
         let subject = Subject()
         for observer in present { subject.addObserver(observer) }
         let set = Set(present.map { ObjectIdentifier($0) })
+        let registry = HandRegistry()
+        for observer in present { _ = registry.add(observer) }
         let queries = min(n, plan.lookupQueriesPerSample)
         let presentOrder = Array(shuffledPositions(n, seed: 0x100C_0001).prefix(queries))
         let absentOrder = Array(shuffledPositions(n, seed: 0x100C_0002).prefix(queries))
@@ -39,6 +45,22 @@ enum Lookup {
             verify(hits == expected, "kit lookup: \(hits) hits, expected \(expected)")
             return [Double(elapsed) / Double(order.count)]
         }
+        func observerSideQueries(_ observers: [Obs], _ order: [Int], expected: Int) -> [Double] {
+            var hits = 0
+            let start = monotonicNanoseconds()
+            for p in order where observers[p].isSubscribed(to: subject) { hits &+= 1 }
+            let elapsed = monotonicNanoseconds() - start
+            verify(hits == expected, "kit isSubscribed(to:): \(hits) hits, expected \(expected)")
+            return [Double(elapsed) / Double(order.count)]
+        }
+        func handQueries(_ observers: [Obs], _ order: [Int], expected: Int) -> [Double] {
+            var hits = 0
+            let start = monotonicNanoseconds()
+            for p in order where registry.contains(observers[p]) { hits &+= 1 }
+            let elapsed = monotonicNanoseconds() - start
+            verify(hits == expected, "hand registry lookup: \(hits) hits, expected \(expected)")
+            return [Double(elapsed) / Double(order.count)]
+        }
         func setQueries(_ observers: [Obs], _ order: [Int], expected: Int) -> [Double] {
             var hits = 0
             let start = monotonicNanoseconds()
@@ -48,21 +70,30 @@ enum Lookup {
             return [Double(elapsed) / Double(order.count)]
         }
 
-        let contenders = [
-            Contender(name: "present " + kit) { kitQueries(present, presentOrder, expected: queries) },
-            Contender(name: "present " + setLimit) { setQueries(present, presentOrder, expected: queries) },
-            Contender(name: "absent " + kit) { kitQueries(absent, absentOrder, expected: 0) },
-            Contender(name: "absent " + setLimit) { setQueries(absent, absentOrder, expected: 0) },
-        ]
-        let stats = roundRobin(contenders, samples: plan.lookupSamples, warmup: 1)
+        let implementations = [kit, setLimit, kitObserverSide, handRegistry]
+        var contenders: [Contender] = []
         for isPresent in [true, false] {
-            let offset = isPresent ? 0 : 2
-            report.add(
-                scenario: scenario(present: isPresent, n), implementation: kit, stats: stats[offset][0],
-                unit: "ns/query")
-            report.add(
-                scenario: scenario(present: isPresent, n), implementation: setLimit,
-                stats: stats[offset + 1][0], unit: "ns/query", reference: true)
+            let observers = isPresent ? present : absent
+            let order = isPresent ? presentOrder : absentOrder
+            let expected = isPresent ? queries : 0
+            let prefix = isPresent ? "present " : "absent "
+            contenders += [
+                Contender(name: prefix + kit) { kitQueries(observers, order, expected: expected) },
+                Contender(name: prefix + setLimit) { setQueries(observers, order, expected: expected) },
+                Contender(name: prefix + kitObserverSide) {
+                    observerSideQueries(observers, order, expected: expected)
+                },
+                Contender(name: prefix + handRegistry) { handQueries(observers, order, expected: expected) },
+            ]
+        }
+        let stats = roundRobin(contenders, samples: plan.lookupSamples, warmup: 1)
+        for (offset, isPresent) in [true, false].enumerated() {
+            for (i, implementation) in implementations.enumerated() {
+                report.add(
+                    scenario: scenario(present: isPresent, n), implementation: implementation,
+                    stats: stats[offset * implementations.count + i][0], unit: "ns/query",
+                    reference: implementation == setLimit)
+            }
         }
         withExtendedLifetime((present, absent)) {}
     }

@@ -28,6 +28,8 @@ enum Registry {
         AsyncDelivery.family,
         ArrayAppend.family,
         Diff.family,
+        DerivedAppend.family,
+        SectionedDiff.family,
     ]
 }
 

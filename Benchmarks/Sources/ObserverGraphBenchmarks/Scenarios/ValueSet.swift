@@ -38,7 +38,7 @@ enum ValueSet {
         let observable = ObservableValue(opaque(0))
         let tokens = observers.map { observer in
             let target = UncheckedSendable(value: observer)
-            return observable.observeValues { target.value.receive($0) }
+            return observable.observeValuesNonisolated { target.value.receive($0) }
         }
 
         // (b) The kit's core: a typed broadcast over the same objects, held weakly.

@@ -1,0 +1,82 @@
+// Scenario 10: derived arrays. An `ObservableArray<Int>` of N elements followed by a `map` (and,
+// separately, a `filter` keeping half of the elements), each derived array observed by one
+// closure. K appends to the source, one at a time; each must reach the derived array as an
+// insert. Unit: nanoseconds per append (the source's own append and delivery included), at
+// N = 1k, 16k, 64k and 1M: the cost of a change must not grow with N (target 1M/1k <= 2).
+//
+// The reference is the source array alone with one observer (no derived array), at the same N.
+
+import ObserverGraph
+
+enum DerivedAppend {
+    static let family = ScenarioFamily(
+        id: "derived",
+        summary: "map/filter of an ObservableArray: ns per source append at N = 1k..1M",
+        run: run)
+
+    static let map = "kit map"
+    static let filter = "kit filter"
+    static let sourceOnly = "source array alone"
+    static let appends = 2_000
+
+    static func scenario(_ n: Int) -> String { "derived append N=\(sizeLabel(n))" }
+
+    static func sizes(_ plan: Plan) -> [Int] {
+        plan.diffSamples >= 5 ? [1_000, 16_000, 64_000, 1_000_000] : [1_000, 16_000]
+    }
+
+    static func run(plan: Plan, report: Report) {
+        for n in sizes(plan) {
+            progress(scenario(n))
+            let initial = Array(0..<n)
+            func contender(
+                _ name: String, derive: @escaping (ObservableArray<Int>) -> ReadOnlyObservableArray<Int>?
+            )
+                -> Contender
+            {
+                Contender(name: name) {
+                    let source = ObservableArray(initial.map { $0 })  // its own buffer: no copy on the first append
+                    let derived = derive(source)
+                    let seen = UncheckedSendable(value: Obs())
+                    let token = (derived ?? source).observeValuesNonisolated { change in
+                        seen.value.receive(change.changeset.inserts.last ?? 0)
+                    }
+                    let start = monotonicNanoseconds()
+                    for i in 0..<appends { source.append(n + i) }
+                    let elapsed = monotonicNanoseconds() - start
+                    token.cancel()
+                    let count = derived?.count ?? source.count
+                    let expected = name == filter ? (n + appends + 1) / 2 : n + appends
+                    verify(count == expected, "\(name): \(count) elements, expected \(expected)")
+                    withExtendedLifetime(derived) {}
+                    return [Double(elapsed) / Double(appends)]
+                }
+            }
+            let contenders = [
+                contender(map) { $0.map { $0 &* 2 } },
+                contender(filter) { $0.filter { $0 % 2 == 0 } },
+                contender(sourceOnly) { _ in nil },
+            ]
+            let stats = roundRobin(contenders, samples: plan.diffSamples >= 5 ? 7 : 2, warmup: 1)
+            for (contender, result) in zip(contenders, stats) {
+                report.add(
+                    scenario: scenario(n), implementation: contender.name, stats: result[0],
+                    unit: "ns/append",
+                    reference: contender.name == sourceOnly)
+            }
+        }
+        let all = sizes(plan)
+        guard let small = all.first, let large = all.last, large > small else { return }
+        for implementation in [map, filter] {
+            guard let big = report.median(scenario(large), implementation),
+                let little = report.median(scenario(small), implementation)
+            else { continue }
+            report.addDerived(
+                DerivedRow(
+                    name: "derived append \(sizeLabel(large))/\(sizeLabel(small))",
+                    implementation: implementation,
+                    value: big / little, unit: "x",
+                    detail: "\(formatValue(big)) / \(formatValue(little)) ns/append"))
+        }
+    }
+}

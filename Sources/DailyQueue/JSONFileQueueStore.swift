@@ -1,0 +1,212 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A store in a JSON file, safe to share between processes: any number of processes may run
+/// commands on it at once, and none loses a write.
+///
+/// - Every `load` and `save` runs under an advisory lock on `PATH.lock`, beside the store
+///   (shared to read, exclusive to write); `transaction(_:_:)` holds it around a whole
+///   load → change → save. The wait is bounded by `lockTimeout`, then `.busy`.
+/// - A save writes a temporary file in the same folder with the store's mode and owner, flushes
+///   it to the disk, renames it over the store and flushes the folder: after a crash, `kill -9`
+///   or a full disk, the store holds the old or the new content, never a mix.
+/// - A file it cannot use (not JSON, inconsistent, a newer format, a directory, a pipe) is
+///   reported and never overwritten; a store this user may not change is refused before any
+///   change.
+public final class JSONFileQueueStore: QueueStore {
+    /// The store file.
+    public let url: URL
+    /// The lock file beside the store: the store's path followed by `.lock`.
+    public let lockURL: URL
+    /// The file read and replaced: `url`, or the file it links to when `url` is a symbolic
+    /// link (a save replaces the target; the link stays).
+    let path: String
+    /// How long to wait for another process's lock, in seconds.
+    public let lockTimeout: Double
+    /// Runs after the temporary file is written and before the rename; tests use it to simulate
+    /// a crash at the worst moment.
+    let beforeRename: (@Sendable () throws -> Void)?
+
+    /// A store in the file at `url` (created on the first save); a busy store is waited for up
+    /// to `lockTimeout` seconds (default 5).
+    ///
+    /// Thread safety: the store is `Sendable`. Callbacks: none.
+    /// - Complexity: O(1); nothing is read until `load()`.
+    public convenience init(url: URL, lockTimeout: Double = 5) {
+        self.init(url: url, lockTimeout: lockTimeout, beforeRename: nil)
+    }
+
+    package init(url: URL, lockTimeout: Double = 5, beforeRename: (@Sendable () throws -> Void)?) {
+        self.url = url
+        self.path = POSIXFile.linkTarget(url.path) ?? url.path
+        self.lockURL = URL(fileURLWithPath: path + ".lock")
+        self.lockTimeout = max(0, lockTimeout.isFinite ? lockTimeout : 5)
+        self.beforeRename = beforeRename
+    }
+
+    var folder: String { URL(fileURLWithPath: path).deletingLastPathComponent().path }
+
+    /// Reads the file under the shared lock (or inside the caller's transaction); `nil` when
+    /// it does not exist.
+    ///
+    /// Thread safety: safe from any thread and process (reads never see a half-written file).
+    /// Callbacks: none.
+    /// - Throws: `.busy`, `.isDirectory`, `.notRegularFile`, `.folderUnreadable`, `.unreadable`,
+    ///   `.corrupt` (also for valid JSON with inconsistent content) or `.newerFormat`; the file
+    ///   is never changed.
+    /// - Complexity: O(file size).
+    public func load() throws(StoreError) -> StoredQueue? {
+        try locked(.read) { () throws(StoreError) in try read() }
+    }
+
+    /// Replaces the store's content under the exclusive lock (or inside the caller's write
+    /// transaction): temporary file, flush, rename, flush of the folder. The file keeps its mode
+    /// and owner.
+    ///
+    /// Thread safety: safe from any thread and process. Callbacks: none.
+    /// - Throws: `.busy`, `.readOnly`, `.folderMissing`, `.isDirectory`, `.notRegularFile` or
+    ///   `.unwritable`; the old file is intact.
+    /// - Complexity: O(size of the queue).
+    public func save(_ queue: StoredQueue) throws(StoreError) {
+        try locked(.write) { () throws(StoreError) in try write(queue) }
+    }
+
+    // MARK: - Reading and writing (the caller holds the lock)
+
+    /// What is at the store's path; throws for anything that cannot be a store.
+    func inspect() throws(StoreError) -> POSIXFile.Status {
+        let status: POSIXFile.Status
+        do throws(POSIXFile.Failure) {
+            status = try POSIXFile.status(path)
+        } catch {
+            switch error.code {
+            case EACCES: throw .folderUnreadable(path: path, folder: folder, reason: error.reason)
+            case ENOTDIR: throw .folderMissing(path: path, folder: folder)
+            default: throw .unreadable(path: path, reason: error.reason)
+            }
+        }
+        switch status {
+        case .directory: throw .isDirectory(path: path)
+        case .other(let kind): throw .notRegularFile(path: path, kind: kind)
+        case .missing, .file: return status
+        }
+    }
+
+    /// Refuses, before any change, a store this user may not replace.
+    func checkWritable() throws(StoreError) {
+        let status = try inspect()
+        switch try? POSIXFile.status(folder) {
+        case .directory: break
+        case nil: throw .folderUnreadable(path: path, folder: folder, reason: "permission denied")
+        default: throw .folderMissing(path: path, folder: folder)
+        }
+        if let code = POSIXFile.access(folder, W_OK | X_OK) {
+            throw .readOnly(
+                path: path,
+                reason: code == EROFS
+                    ? "its file system is read-only" : "its folder \(folder) is not writable by this user")
+        }
+        guard case .file(let mode, let owner, _) = status else { return }
+        if let code = POSIXFile.access(path, W_OK) {
+            throw .readOnly(
+                path: path,
+                reason: code == EROFS
+                    ? "its file system is read-only"
+                    : "the file is read-only for this user (mode \(String(mode, radix: 8)))")
+        }
+        let user = UInt32(geteuid())
+        if user != 0 && owner != user {
+            throw .readOnly(
+                path: path,
+                reason: "it belongs to another user (uid \(owner)), and a save would change its owner")
+        }
+    }
+
+    private func read() throws(StoreError) -> StoredQueue? {
+        guard case .file = try inspect() else {
+            // Nothing stored yet, but only where a store could be: a mistyped folder is an error.
+            guard case .directory = try? POSIXFile.status(folder) else {
+                throw .folderMissing(path: path, folder: folder)
+            }
+            return nil
+        }
+        let bytes: [UInt8]
+        do throws(POSIXFile.Failure) {
+            let descriptor = try POSIXFile.open(path, O_RDONLY)
+            defer { close(descriptor) }
+            bytes = try POSIXFile.readAll(descriptor)
+        } catch {
+            if error.code == ENOENT { return nil }
+            throw .unreadable(path: path, reason: error.reason)
+        }
+        return try StoredQueue.decode(Data(bytes), path: path)
+    }
+
+    private func write(_ queue: StoredQueue) throws(StoreError) {
+        let existing = try inspect()
+        let bytes: [UInt8]
+        do {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            bytes = Array(try encoder.encode(queue))
+        } catch {
+            throw .unwritable(path: path, reason: "\(error)")
+        }
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        let temporary = folder + "/.\(name).\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).tmp"
+        var renamed = false
+        defer { if !renamed { unlink(temporary) } }
+        do throws(POSIXFile.Failure) {
+            let descriptor = try POSIXFile.open(temporary, O_WRONLY | O_CREAT | O_EXCL)
+            defer { close(descriptor) }
+            if case .file(let mode, let owner, let group) = existing {
+                // Owner first: changing the owner may clear mode bits.
+                if fchown(descriptor, uid_t(owner), gid_t(group)) != 0 && owner != UInt32(geteuid()) {
+                    throw POSIXFile.Failure(code: errno)
+                }
+                if fchmod(descriptor, mode_t(mode)) != 0 { throw POSIXFile.Failure(code: errno) }
+            }
+            try POSIXFile.writeAll(descriptor, bytes)
+            try POSIXFile.sync(descriptor)
+        } catch {
+            if error.code == ENOENT || error.code == ENOTDIR {
+                throw .folderMissing(path: path, folder: folder)
+            }
+            throw .unwritable(path: path, reason: error.reason)
+        }
+        do {
+            try beforeRename?()
+        } catch {
+            throw .unwritable(path: path, reason: "\(error)")
+        }
+        guard rename(temporary, path) == 0 else {
+            throw .unwritable(path: path, reason: POSIXFile.describe(errno))
+        }
+        renamed = true
+        do throws(POSIXFile.Failure) {
+            try POSIXFile.syncFolder(folder)
+        } catch {
+            throw .unwritable(
+                path: path,
+                reason: "the new content is in place, but flushing the folder failed: "
+                    + error.reason)
+        }
+    }
+
+    /// Deletes the temporary files of writers that were killed before their rename. Only
+    /// called under the exclusive lock, when no other writer has one open.
+    func removeStaleTemporaryFiles() {
+        let prefix = ".\(URL(fileURLWithPath: path).lastPathComponent)."
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            unlink(folder + "/" + name)
+        }
+    }
+}

@@ -1,0 +1,151 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The few system calls the file store needs, with `errno` turned into text. Internal: the
+/// store's public face speaks `StoreError`.
+enum POSIXFile {
+    /// What `stat` found at a path.
+    enum Status {
+        /// Nothing is there.
+        case missing
+        /// A regular file: its permission bits and owner.
+        case file(mode: UInt32, owner: UInt32, group: UInt32)
+        /// A directory.
+        case directory
+        /// Something else ("a named pipe", "a device", ...).
+        case other(kind: String)
+    }
+
+    /// A failed call: the `errno` and its text.
+    struct Failure: Error {
+        let code: Int32
+        var reason: String { POSIXFile.describe(code) }
+    }
+
+    /// `stat(path)` (following symbolic links).
+    static func status(_ path: String) throws(Failure) -> Status {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let code = errno
+            if code == ENOENT { return .missing }
+            throw Failure(code: code)
+        }
+        let type = UInt32(info.st_mode) & UInt32(S_IFMT)
+        switch type {
+        case UInt32(S_IFREG):
+            return .file(
+                mode: UInt32(info.st_mode) & 0o7777, owner: UInt32(info.st_uid), group: UInt32(info.st_gid))
+        case UInt32(S_IFDIR): return .directory
+        case UInt32(S_IFIFO): return .other(kind: "a named pipe")
+        case UInt32(S_IFCHR), UInt32(S_IFBLK): return .other(kind: "a device")
+        case UInt32(S_IFSOCK): return .other(kind: "a socket")
+        default: return .other(kind: "a special file")
+        }
+    }
+
+    /// The file a symbolic link at `path` leads to, or `nil` when `path` is not a link.
+    static func linkTarget(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0, UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFLNK),
+            let resolved = realpath(path, nil)
+        else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Whether this process may access `path` in `mode` (`R_OK`, `W_OK`, `X_OK`); the `errno`
+    /// otherwise.
+    static func access(_ path: String, _ mode: Int32) -> Int32? {
+        #if canImport(Darwin)
+            let result = Darwin.access(path, mode)
+        #elseif canImport(Musl)
+            let result = Musl.access(path, mode)
+        #else
+            let result = Glibc.access(path, mode)
+        #endif
+        return result == 0 ? nil : errno
+    }
+
+    /// `open(path, flags, 0o666)`, retried on `EINTR`.
+    static func open(_ path: String, _ flags: Int32) throws(Failure) -> Int32 {
+        while true {
+            #if canImport(Darwin)
+                let descriptor = Darwin.open(path, flags | O_CLOEXEC, 0o666)
+            #elseif canImport(Musl)
+                let descriptor = Musl.open(path, flags | O_CLOEXEC, 0o666)
+            #else
+                let descriptor = Glibc.open(path, flags | O_CLOEXEC, 0o666)
+            #endif
+            if descriptor >= 0 { return descriptor }
+            if errno != EINTR { throw Failure(code: errno) }
+        }
+    }
+
+    /// Reads everything from `descriptor`.
+    static func readAll(_ descriptor: Int32) throws(Failure) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { return bytes }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Failure(code: errno)
+            }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Writes all of `bytes` to `descriptor` (a short write is continued; a full disk fails).
+    static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) throws(Failure) {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeBytes {
+                write(descriptor, $0.baseAddress! + offset, $0.count - offset)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Failure(code: errno)
+            }
+            offset += count
+        }
+    }
+
+    /// Flushes `descriptor` to the disk.
+    static func sync(_ descriptor: Int32) throws(Failure) {
+        while fsync(descriptor) != 0 {
+            if errno != EINTR { throw Failure(code: errno) }
+        }
+    }
+
+    /// Flushes a folder's entries (a rename in it) to the disk; file systems that cannot
+    /// sync a folder are not an error.
+    static func syncFolder(_ path: String) throws(Failure) {
+        let descriptor: Int32
+        do {
+            descriptor = try open(path, O_RDONLY)
+        } catch {
+            return
+        }
+        defer { close(descriptor) }
+        while fsync(descriptor) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            if code == EINVAL || code == EROFS || code == EBADF { return }
+            throw Failure(code: code)
+        }
+    }
+
+    /// `errno` as a short text: "permission denied".
+    static func describe(_ code: Int32) -> String {
+        guard let text = strerror(code) else { return "error \(code)" }
+        let message = String(cString: text)
+        guard let first = message.first else { return "error \(code)" }
+        return first.lowercased() + message.dropFirst()
+    }
+}

@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// How a transaction uses a store: `read` takes the shared lock (any number of readers at
+/// once), `write` the exclusive one (one writer, no reader).
+public enum StoreAccess: Sendable, Equatable {
+    /// Load only.
+    case read
+    /// Load, change and save.
+    case write
+}
+
+/// An advisory `flock` on the lock file beside a store. The kernel releases it when the
+/// process ends, however it ends (`kill -9` included), so a lock is never left stale.
+struct StoreLock {
+    /// The lock file's descriptor; `nil` for a reader in a folder where no lock file can be
+    /// made (then no writer can replace the store either, and a reader never sees half a file).
+    private let descriptor: Int32?
+
+    /// Takes the lock, waiting at most `timeout` seconds.
+    /// - Throws: `.busy` when the wait ran out; `.readOnly`, `.folderMissing` or `.unwritable`
+    ///   when a writer cannot make the lock file.
+    static func acquire(
+        _ access: StoreAccess, lockPath: String, storePath: String, folder: String, timeout: Double
+    ) throws(StoreError) -> StoreLock {
+        let descriptor: Int32
+        do throws(POSIXFile.Failure) {
+            descriptor = try POSIXFile.open(lockPath, O_RDONLY | O_CREAT)
+        } catch {
+            if access == .read { return StoreLock(descriptor: nil) }
+            switch error.code {
+            case EACCES, EPERM:
+                throw .readOnly(path: storePath, reason: "its folder \(folder) is not writable by this user")
+            case EROFS: throw .readOnly(path: storePath, reason: "its file system is read-only")
+            case ENOENT, ENOTDIR: throw .folderMissing(path: storePath, folder: folder)
+            default: throw .unwritable(path: storePath, reason: "cannot open \(lockPath): \(error.reason)")
+            }
+        }
+        let operation = access == .write ? LOCK_EX : LOCK_SH
+        let start = now()
+        var pause = 0.001
+        while flock(descriptor, operation | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            guard code == EWOULDBLOCK || code == EAGAIN else {
+                close(descriptor)
+                if access == .read { return StoreLock(descriptor: nil) }
+                throw .unwritable(
+                    path: storePath, reason: "cannot lock \(lockPath): \(POSIXFile.describe(code))")
+            }
+            let waited = now() - start
+            guard waited < timeout else {
+                close(descriptor)
+                throw .busy(path: storePath, waited: timeout)
+            }
+            // Polling with a growing, jittered pause: a bounded wait without signals or threads.
+            let sleep = min(pause * Double.random(in: 0.5...1.5), timeout - waited)
+            usleep(UInt32(max(sleep, 0.0005) * 1_000_000))
+            pause = min(pause * 2, 0.02)
+        }
+        return StoreLock(descriptor: descriptor)
+    }
+
+    /// Releases the lock (closing the file releases it too).
+    func release() {
+        guard let descriptor else { return }
+        _ = flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+
+    /// Seconds on a monotonic clock.
+    private static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}
+
+/// The store locks the current thread (or task) holds, so that a save inside a transaction
+/// does not try to lock again.
+enum HeldStoreLocks {
+    @TaskLocal static var held: [String: StoreAccess] = [:]
+}

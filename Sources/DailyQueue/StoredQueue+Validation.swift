@@ -1,0 +1,59 @@
+import Foundation
+
+extension StoredQueue {
+    /// Why this content cannot be a queue, or `nil` when it is consistent: ids positive and
+    /// distinct, `nextID` above every id, queue positions exactly 1...n.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(n log n), n = items.
+    public var inconsistency: String? {
+        var seen = Set<ItemID>()
+        for item in items {
+            guard item.id.rawValue > 0 else { return "id \(item.id.rawValue) is not positive" }
+            guard seen.insert(item.id).inserted else { return "the id \(item.id) appears twice" }
+        }
+        if let largest = seen.max(), nextID <= largest.rawValue {
+            return "nextID \(nextID) is not above the largest id \(largest)"
+        }
+        let positions = items.compactMap(\.queuePosition).sorted()
+        guard positions.enumerated().allSatisfy({ $0.offset + 1 == $0.element }) else {
+            let shown = positions.map(String.init).joined(separator: ", ")
+            return "the queue positions are \(shown), not 1...\(positions.count)"
+        }
+        return nil
+    }
+
+    /// Decodes a store file's bytes, checking the format version and the consistency.
+    static func decode(_ data: Data, path: String) throws(StoreError) -> StoredQueue {
+        struct Header: Decodable { let formatVersion: Int }
+        let header: Header
+        do {
+            header = try JSONDecoder().decode(Header.self, from: data)
+        } catch {
+            throw .corrupt(path: path, reason: "not a daily-queue file")
+        }
+        guard header.formatVersion <= StoredQueue.currentFormatVersion else {
+            throw .newerFormat(
+                path: path, found: header.formatVersion, supported: StoredQueue.currentFormatVersion)
+        }
+        let queue: StoredQueue
+        do {
+            queue = try JSONDecoder().decode(StoredQueue.self, from: data)
+        } catch {
+            throw .corrupt(path: path, reason: reason(error))
+        }
+        if let problem = queue.inconsistency { throw .corrupt(path: path, reason: problem) }
+        return queue
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        guard let decoding = error as? DecodingError else { return "\(error)" }
+        switch decoding {
+        case .dataCorrupted(let context), .keyNotFound(_, let context), .typeMismatch(_, let context),
+            .valueNotFound(_, let context):
+            let location = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return location.isEmpty ? context.debugDescription : "\(location): \(context.debugDescription)"
+        @unknown default: return "\(decoding)"
+        }
+    }
+}

@@ -1,0 +1,154 @@
+// What `filter` remembers between upstream changes: which upstream positions are included, with
+// a Fenwick tree over them, so that an upstream index becomes a filtered index in O(log n).
+
+/// A Fenwick (binary indexed) tree of 0/1 counts: prefix counts, point changes and appends in
+/// O(log n), a rebuild in O(n).
+struct _FenwickCounts {
+    private var tree: [Int] = [0]  // 1-based
+
+    var count: Int { tree.count - 1 }
+
+    /// How many of the first `length` positions are set.
+    func prefix(_ length: Int) -> Int {
+        var sum = 0
+        var i = length
+        while i > 0 {
+            sum += tree[i]
+            i &= i - 1
+        }
+        return sum
+    }
+
+    mutating func add(_ delta: Int, at position: Int) {
+        var i = position + 1
+        while i < tree.count {
+            tree[i] += delta
+            i += i & -i
+        }
+    }
+
+    mutating func append(_ value: Int) {
+        let i = tree.count
+        let low = i & -i
+        tree.append(value + prefix(i - 1) - prefix(i - low))
+    }
+
+    mutating func removeLast(_ k: Int) {
+        tree.removeLast(k)
+    }
+
+    mutating func rebuild(_ flags: [Bool]) {
+        tree = [0] + flags.map { $0 ? 1 : 0 }
+        for i in 1..<max(1, tree.count) {
+            let parent = i + (i & -i)
+            if parent < tree.count { tree[parent] += tree[i] }
+        }
+    }
+}
+
+/// Translates upstream changes into the changes of the filtered array.
+final class _FilterState<Element: Sendable>: Sendable {
+    private let isIncluded: @Sendable (Element) -> Bool
+    private let state = GraphLock<(flags: [Bool], ranks: _FenwickCounts)>(([], _FenwickCounts()))
+
+    init(_ isIncluded: @escaping @Sendable (Element) -> Bool) {
+        self.isIncluded = isIncluded
+    }
+
+    struct Translated {
+        var changeset: ArrayChangeset
+        var newCount: Int
+        var inserted: [Element]
+        var updated: [Element]
+    }
+
+    /// Turns an upstream change into the change of the filtered array. Upstream changes arrive
+    /// one at a time (a source delivers serially), so the state is read and written in order;
+    /// `isIncluded` runs with no lock held.
+    func translate(_ change: ArrayChange<Element>) -> Translated {
+        let upstream = change.changeset
+        let newCount = change.array.count
+        let oldCount = newCount - upstream.inserts.count + upstream.deletes.count
+        var (flags, ranks) = state.withLock { ($0.flags, $0.ranks) }
+        state.withLock { $0 = ([], _FenwickCounts()) }  // let `flags` be uniquely referenced
+        guard flags.count == oldCount else {  // out of step: start again from the whole array
+            return reset(change, filteredCount: ranks.prefix(ranks.count))
+        }
+        let updateTargets = upstream.newIndicesOfUpdates()
+        let insertedFlags = upstream.inserts.map { isIncluded(change.array[$0]) }
+        let updatedFlags = updateTargets.map { isIncluded(change.array[$0]) }
+        var deletes: [Int] = []
+        var inserts: [Int] = []
+        var updates: [Int] = []
+        var moves: [ArrayChangeset.Move] = []
+        var inserted: [Element] = []
+        var updated: [Element] = []
+        // Old coordinates first.
+        for index in upstream.deletes where flags[index] { deletes.append(ranks.prefix(index)) }
+        var entering: [Int] = []  // new upstream indices of updated elements that enter
+        for (i, index) in upstream.updates.enumerated() {
+            switch (flags[index], updatedFlags[i]) {
+            case (true, true):
+                updates.append(ranks.prefix(index))
+                updated.append(change.array[updateTargets[i]])
+            case (true, false): deletes.append(ranks.prefix(index))
+            case (false, true): entering.append(updateTargets[i])
+            case (false, false): break
+            }
+        }
+        let movedFrom = upstream.moves.map { flags[$0.from] ? ranks.prefix($0.from) : -1 }
+        // The flags and ranks of the new upstream array.
+        let tailOnly =
+            upstream.moves.isEmpty
+            && (upstream.inserts.first ?? oldCount) >= oldCount - upstream.deletes.count
+            && (upstream.deletes.first ?? oldCount) >= oldCount - upstream.deletes.count
+        upstream.applyInPlace(to: &flags, inserted: insertedFlags, updated: updatedFlags)
+        if tailOnly {
+            ranks.removeLast(upstream.deletes.count)
+            for (i, index) in upstream.updates.enumerated() where index < ranks.count {
+                let now = updatedFlags[i] ? 1 : 0
+                let was = ranks.prefix(index + 1) - ranks.prefix(index)
+                if now != was { ranks.add(now - was, at: index) }
+            }
+            while ranks.count < flags.count { ranks.append(flags[ranks.count] ? 1 : 0) }
+        } else {
+            ranks.rebuild(flags)
+        }
+        // New coordinates.
+        for (i, index) in upstream.inserts.enumerated() where insertedFlags[i] {
+            inserts.append(ranks.prefix(index))
+            inserted.append(change.array[index])
+        }
+        for index in entering {
+            inserts.append(ranks.prefix(index))
+            inserted.append(change.array[index])
+        }
+        for (move, from) in zip(upstream.moves, movedFrom) where from >= 0 {
+            moves.append(ArrayChangeset.Move(from: from, to: ranks.prefix(move.to)))
+        }
+        let filteredNewCount = ranks.prefix(newCount)
+        state.withLock { $0 = (flags, ranks) }
+        return Translated(
+            changeset: ArrayChangeset(deletes: deletes, inserts: inserts, updates: updates, moves: moves),
+            newCount: filteredNewCount, inserted: sortedByIndex(inserts, inserted), updated: updated)
+    }
+
+    /// The values of `inserts` in ascending index order (the changeset sorts its lists).
+    private func sortedByIndex(_ indices: [Int], _ values: [Element]) -> [Element] {
+        var sorted = true
+        for i in indices.indices.dropFirst() where indices[i - 1] > indices[i] { sorted = false }
+        if sorted { return values }
+        return zip(indices, values).sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    private func reset(_ change: ArrayChange<Element>, filteredCount: Int) -> Translated {
+        let flags = change.array.map(isIncluded)
+        var ranks = _FenwickCounts()
+        ranks.rebuild(flags)
+        state.withLock { $0 = (flags, ranks) }
+        let included = zip(change.array, flags).filter(\.1).map(\.0)
+        return Translated(
+            changeset: .reload(oldCount: filteredCount, newCount: included.count), newCount: included.count,
+            inserted: included, updated: [])
+    }
+}

@@ -1,0 +1,110 @@
+import ObserverGraph
+import Testing
+
+@Suite("Linear-time diff: identity, content, moves")
+struct ArrayDiffTests {
+    /// A seeded pair of arrays of distinct elements: `deleted` removed and `inserted` added at
+    /// random places, then the first `shuffled` of the new array shuffled.
+    static func pair(size: Int, deleted: Int, inserted: Int, shuffled: Int, seed: UInt64) -> ([Int], [Int]) {
+        var random = SeededGenerator(seed: seed)
+        let old = Array(0..<size)
+        var new = old
+        for _ in 0..<deleted { new.remove(at: Int.random(in: 0..<new.count, using: &random)) }
+        for i in 0..<inserted { new.insert(2 * size + i, at: Int.random(in: 0...new.count, using: &random)) }
+        new[0..<min(shuffled, new.count)].shuffle(using: &random)
+        return (old, new)
+    }
+
+    /// The fewest moves for distinct elements: survivors minus a longest increasing run.
+    static func fewestMoves(_ old: [Int], _ new: [Int]) -> Int {
+        let position = Dictionary(uniqueKeysWithValues: old.enumerated().map { ($1, $0) })
+        let survivors = new.compactMap { position[$0] }
+        var tails: [Int] = []
+        for value in survivors {
+            var low = 0
+            var high = tails.count
+            while low < high {
+                let mid = (low + high) / 2
+                if tails[mid] < value { low = mid + 1 } else { high = mid }
+            }
+            if low == tails.count { tails.append(value) } else { tails[low] = value }
+        }
+        return survivors.count - tails.count
+    }
+
+    @Test("Many changes to distinct elements: exact deletes and inserts, the fewest moves, applies exactly")
+    func manyChanges() throws {
+        for seed in UInt64(1)...UInt64(40) {
+            let size = 50 + Int(seed) * 37
+            let (old, new) = Self.pair(
+                size: size, deleted: size / 5, inserted: size / 5, shuffled: size / 10, seed: seed)
+            let changeset = ArrayChangeset.diff(from: old, to: new)
+            let kept = Set(old).intersection(new)
+            #expect(changeset.deletes.count == old.count - kept.count, "seed \(seed)")
+            #expect(changeset.inserts.count == new.count - kept.count, "seed \(seed)")
+            #expect(changeset.moves.count == Self.fewestMoves(old, new), "seed \(seed)")
+            #expect(try changeset.apply(to: old, newElements: new) == new, "seed \(seed)")
+        }
+    }
+
+    @Test("DifferenceKit's 5k workload: 1k deleted, 1k inserted, 200 shuffled, moves minimal")
+    func differenceKitWorkload() throws {
+        let (old, new) = Self.pair(size: 5_000, deleted: 1_000, inserted: 1_000, shuffled: 200, seed: 5)
+        let changeset = ArrayChangeset.diff(from: old, to: new)
+        #expect(changeset.deletes.count == 1_000 && changeset.inserts.count == 1_000)
+        #expect(changeset.moves.count == Self.fewestMoves(old, new))
+        #expect(try changeset.apply(to: old, newElements: new) == new)
+    }
+
+    @Test("identifiedBy: a changed element in place is an update; changed and moved is delete + insert")
+    func identityAndContent() throws {
+        let old = (0..<300).map { Tagged(id: $0, value: 0) }
+        var new = old.filter { $0.id % 7 != 0 }  // many deletes: the linear path
+        new.append(contentsOf: (1_000..<1_080).map { Tagged(id: $0, value: 0) })
+        new[10].value = 1  // changed, in place
+        new.swapAt(20, 200)  // two moved
+        new[200].value = 2  // moved and changed
+        let changeset = ArrayChangeset.diff(from: old, to: new, identifiedBy: \.id)
+        let updatedID = new[10].id
+        #expect(changeset.updates == [updatedID])
+        #expect(changeset.deletes.count == 43 + 1 && changeset.inserts.count == 80 + 1)
+        #expect(changeset.moves.count == 1)
+        #expect(try changeset.apply(to: old, newElements: new) == new)
+    }
+
+    @Test("Duplicates on the linear path still give a valid changeset with exact delete/insert counts")
+    func duplicates() throws {
+        for seed in UInt64(1)...UInt64(200) {
+            var random = SeededGenerator(seed: seed)
+            let old = (0..<300).map { _ in Int.random(in: 0..<40, using: &random) }
+            let new = (0..<280).map { _ in Int.random(in: 0..<45, using: &random) }
+            let changeset = ArrayChangeset.diff(from: old, to: new)
+            var counts: [Int: Int] = [:]
+            for value in old { counts[value, default: 0] += 1 }
+            var matched = 0
+            for value in new where counts[value, default: 0] > 0 {
+                counts[value]! -= 1
+                matched += 1
+            }
+            #expect(changeset.deletes.count == old.count - matched, "seed \(seed)")
+            #expect(try changeset.apply(to: old, newElements: new) == new, "seed \(seed)")
+        }
+    }
+
+    @Test("replace(with:) always diffs; reload(with:) never does")
+    func replaceDiffsReloadReloads() {
+        let array = ObservableArray([1, 2, 3])
+        let log = ChangeLog<Int>()
+        let token = array.observeValuesNonisolated(log.record)
+        array.replace(with: [1, 3, 4])
+        #expect(log.last == ArrayChangeset(deletes: [1], inserts: [2]))
+        array.reload(with: [1, 3, 4])
+        #expect(log.last == ArrayChangeset(deletes: [0, 1, 2], inserts: [0, 1, 2]))
+        let tokens = ObservableArray([Token(value: 1)])  // Equatable only: replace still diffs
+        let tokenLog = ChangeLog<Token>()
+        let tokenObservation = tokens.observeValuesNonisolated(tokenLog.record)
+        tokens.replace(with: [Token(value: 0), Token(value: 1)])
+        #expect(tokenLog.last == ArrayChangeset(inserts: [0]))
+        withExtendedLifetime((token, tokenObservation)) {}
+    }
+}

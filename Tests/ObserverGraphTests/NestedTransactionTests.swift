@@ -1,0 +1,109 @@
+import ObserverGraph
+import Testing
+
+// A change made from inside a transaction body of the same source, on the same thread, used to
+// livelock: the inner commit made the outer attempt stale, the outer ran its body again, which
+// committed the inner change again. Each change must now be applied exactly once, and delivered.
+
+@Suite("Nested transactions on one source", .timeLimit(.minutes(1)))
+struct NestedTransactionTests {
+    @Test("update inside update: both changes applied once, the inner first; observers see each once")
+    func updateInsideUpdate() {
+        let value = ObservableValue(0)
+        let seen = GraphLock<[Int]>([])
+        let token = value.observeValuesNonisolated { v in seen.withLock { $0.append(v) } }
+        let outerRuns = GraphLock(0)
+        let innerRuns = GraphLock(0)
+        let result = value.update { v -> String in
+            outerRuns.withLock { $0 += 1 }
+            v += 1
+            value.update { inner in
+                innerRuns.withLock { $0 += 1 }
+                inner += 10
+            }
+            return "outer"
+        }
+        #expect(result == "outer")
+        #expect(value.value == 11)
+        #expect(seen.withLock { $0 } == [0, 10, 11])
+        #expect(innerRuns.withLock { $0 } == 1)
+        #expect(outerRuns.withLock { $0 } == 2)  // the first run found itself stale once
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("A nested update returns the result of its one run, also on the outer body's rerun")
+    func nestedResultReplayed() {
+        let value = ObservableValue(5)
+        var innerResults: [Int] = []
+        value.update { v in
+            let before = value.update { inner -> Int in
+                defer { inner *= 2 }
+                return inner
+            }
+            innerResults.append(before)
+            v += 1
+        }
+        #expect(value.value == 11)
+        #expect(innerResults == [5, 5])
+    }
+
+    @Test("batch inside batch, and append inside batch: every element once, inner ones first")
+    func batchInsideBatch() throws {
+        let array = ObservableArray<Int>()
+        let changes = GraphLock<[ArrayChangeset]>([])
+        let token = array.observeValuesNonisolated { change in
+            changes.withLock { $0.append(change.changeset) }
+        }
+        array.batch { outer in
+            outer.append(1)
+            array.batch { inner in inner.append(20) }
+            array.append(30)
+        }
+        #expect(array.array == [20, 30, 1])
+        #expect(
+            changes.withLock { $0 } == [
+                ArrayChangeset(), ArrayChangeset(inserts: [0]), ArrayChangeset(inserts: [1]),
+                ArrayChangeset(inserts: [2]),
+            ])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("No observer runs while the outer transaction is open; one that writes back is not replayed")
+    func observerWritesBackDuringNestedCommit() {
+        let value = ObservableValue(0)
+        let seen = GraphLock<[Int]>([])
+        let token = value.observeValuesNonisolated { v in
+            seen.withLock { $0.append(v) }
+            if v == 10 { value.update { $0 += 100 } }  // a top-level change of its own
+        }
+        value.update { v in
+            v += 1
+            value.update { $0 += 10 }
+            value.update { $0 += 1_000 }
+        }
+        #expect(value.value == 1_111)
+        let history = seen.withLock { $0 }
+        #expect(history.first == 0 && history.last == 1_111)
+        #expect(history.count == 5)  // 0, 10, 1010, 1011, then the observer's +100
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("An outer body that throws after a nested change: the nested change stays and is delivered")
+    func outerThrowsAfterNestedChange() {
+        struct Declined: Error {}
+        let value = ObservableValue(0)
+        let seen = GraphLock<[Int]>([])
+        let token = value.observeValuesNonisolated { v in seen.withLock { $0.append(v) } }
+        #expect(throws: Declined.self) {
+            try value.update { _ in
+                value.update { $0 += 7 }
+                throw Declined()
+            }
+        }
+        #expect(value.value == 7)
+        #expect(seen.withLock { $0 } == [0, 7])
+        value.update { $0 += 1 }  // the source is not stuck
+        #expect(seen.withLock { $0 } == [0, 7, 8])
+        withExtendedLifetime(token) {}
+    }
+}

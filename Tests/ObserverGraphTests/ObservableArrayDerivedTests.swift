@@ -1,0 +1,131 @@
+import ObserverGraph
+import Testing
+
+/// The derived arrays of one source, and what each of them was told.
+private struct Derivations {
+    let source = ObservableArray([1, 2, 3, 4])
+    let stream = ObservableValue([1, 2])
+    let mapped: ReadOnlyObservableArray<Int>
+    let filtered: ReadOnlyObservableArray<Int>
+    let diffed: ReadOnlyObservableArray<Int>
+    let target = ObservableArray<Int>()
+    let binding: SubscriptionToken
+    let recorders = (0..<4).map { _ in Recorder<ArrayChange<Int>>() }
+    let tokens: [SubscriptionToken]
+
+    init() {
+        mapped = source.map { $0 * 10 }
+        filtered = source.filter { $0 % 2 == 0 }
+        diffed = ReadOnlyObservableArray(diffing: stream)
+        binding = source.bind(to: target)
+        tokens = zip([mapped, filtered, diffed, target], recorders).map { $0.observeNonisolated($1.record) }
+    }
+
+    var all: [ReadOnlyObservableArray<Int>] { [mapped, filtered, diffed, target] }
+}
+
+@Suite("Derived arrays: termination, read-only, O(k) changes")
+struct ObservableArrayDerivedTests {
+    @Test("map, filter, diffing and bind(to:) targets finish when their source finishes")
+    func derivedArraysFinish() {
+        let d = Derivations()
+        d.source.append(6)
+        d.stream.value = [2, 3]
+        #expect(d.source.finish() && d.stream.finish())
+        for (array, recorder) in zip(d.all, d.recorders) {
+            #expect(array.terminalEvent == .finished)
+            #expect(recorder.events.last == .finished)
+            #expect(recorder.events.filter(\.isTerminal).count == 1)
+        }
+        #expect(d.mapped.array == [10, 20, 30, 40, 60])
+        #expect(d.filtered.array == [2, 4, 6])
+        #expect(d.diffed.array == [2, 3])
+        #expect(d.target.array == [1, 2, 3, 4, 6])
+        withExtendedLifetime((d.binding, d.tokens)) {}
+    }
+
+    @Test("map, filter, diffing and bind(to:) targets fail with their source's error")
+    func derivedArraysFail() {
+        let d = Derivations()
+        #expect(d.source.fail(Boom(code: 7)) && d.stream.fail(Boom(code: 7)))
+        for (array, recorder) in zip(d.all, d.recorders) {
+            #expect(array.terminalEvent == .failed(Boom(code: 7)))
+            #expect(recorder.events.last == .failed(Boom(code: 7)))
+        }
+        withExtendedLifetime((d.binding, d.tokens)) {}
+    }
+
+    @Test(
+        "A for-try-await loop over a derived array's values() ends when the source finishes",
+        .timeLimit(.minutes(1)))
+    func asyncLoopEnds() async throws {
+        let source = ObservableArray([1, 2, 3])
+        let evens = source.map { $0 * 2 }.filter { $0 > 2 }
+        let stream = evens.values()
+        source.append(4)
+        source.finish()
+        var seen: [[Int]] = []
+        for try await change in stream { seen.append(change.array) }
+        #expect(seen == [[4, 6], [4, 6, 8]])
+        await #expect(throws: Boom(code: 1)) {
+            let failing = ObservableArray([1])
+            let mapped = failing.map { $0 }
+            let values = mapped.values()
+            failing.fail(Boom(code: 1))
+            for try await _ in values {}
+        }
+    }
+
+    @Test("Deriving from a source that has already finished takes its content and finishes")
+    func deriveFromFinished() {
+        let source = ObservableArray([1, 2, 3])
+        source.finish()
+        let mapped = source.map { $0 + 1 }
+        let filtered = source.filter { $0 != 2 }
+        #expect(mapped.array == [2, 3, 4] && mapped.terminalEvent == .finished)
+        #expect(filtered.array == [1, 3] && filtered.terminalEvent == .finished)
+    }
+
+    @Test("A derived array is a read-only array: it can be observed, read, mapped and filtered")
+    func readOnlyAPI() throws {
+        let names = ObservableArray(["Steve", "Tim"])
+        let lengths: ReadOnlyObservableArray<Int> = names.map { $0.count }
+        let short = lengths.filter { $0 < 5 }.map { "\($0)" }
+        #expect(lengths[0] == 5 && lengths[2] == nil && lengths.count == 2)
+        #expect(short.array == ["3"])
+        // An ObservableArray is a ReadOnlyObservableArray too: one function can take either.
+        func total(_ array: ReadOnlyObservableArray<Int>) -> Int { array.array.reduce(0, +) }
+        #expect(total(lengths) == 8 && total(ObservableArray([1, 2])) == 3)
+        #expect(!(lengths is ObservableArray<Int>))
+    }
+
+    @Test("Derived arrays follow middle inserts, deletes, moves and batches exactly")
+    func positionalChanges() throws {
+        let source = ObservableArray(Array(0..<40))
+        let mapped = source.map { $0 * 2 }
+        let filtered = source.filter { $0 % 3 == 0 }
+        let mappedMirror = Mirror<Int>("map")
+        let filteredMirror = Mirror<Int>("filter")
+        let tokens = [
+            mapped.observeValuesNonisolated(mappedMirror.apply),
+            filtered.observeValuesNonisolated(filteredMirror.apply),
+        ]
+        try source.insert(99, at: 5)
+        try source.remove(at: 17)
+        try source.move(from: 3, to: 30)
+        try source.set(300, at: 10)
+        source.batch { batch in
+            for i in stride(from: 30, to: 0, by: -7) { _ = try? batch.remove(at: i) }
+            batch.append(-3)
+            try? batch.insert(6, at: 2)
+            try? batch.move(from: 0, to: 20)
+            try? batch.set(1, at: 4)
+        }
+        for _ in 0..<100 { source.append(source.count) }
+        #expect(mapped.array == source.array.map { $0 * 2 })
+        #expect(filtered.array == source.array.filter { $0 % 3 == 0 })
+        #expect(mappedMirror.problems.isEmpty && filteredMirror.problems.isEmpty)
+        #expect(mappedMirror.mirror == mapped.array && filteredMirror.mirror == filtered.array)
+        withExtendedLifetime(tokens) {}
+    }
+}

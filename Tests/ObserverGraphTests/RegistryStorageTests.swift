@@ -1,0 +1,176 @@
+import Testing
+
+// White-box only for the identity counter (its 2^29 bound cannot be reached in a test's time);
+// everything else goes through the public API.
+@testable import ObserverGraph
+
+@Suite("Core: registry storage under long random histories")
+struct RegistryStorageTests {
+    /// One member of the pool: a plain class observer, a tracking observer or a struct observer.
+    enum Member {
+        case plain(Watcher)
+        case tracking(Tracker)
+        case value(KeyedObserver)
+
+        var id: ObserverID {
+            switch self {
+            case .plain(let watcher): watcher.observerID
+            case .tracking(let tracker): tracker.observerID
+            case .value(let value): value.observerID
+            }
+        }
+
+        func add(to subject: Subject) -> Bool {
+            switch self {
+            case .plain(let watcher): subject.addObserver(watcher) != nil
+            case .tracking(let tracker): subject.addObserver(tracker) != nil
+            case .value(let value): subject.addObserver(value) != nil
+            }
+        }
+
+        func remove(from subject: Subject) -> Bool {
+            switch self {
+            case .plain(let watcher): subject.removeObserver(watcher) != nil
+            case .tracking(let tracker): subject.removeObserver(tracker) != nil
+            case .value(let value): subject.removeObserver(value) != nil
+            }
+        }
+
+        func isIn(_ subject: Subject) -> Bool {
+            switch self {
+            case .plain(let watcher): subject.hasObserver(watcher)
+            case .tracking(let tracker): subject.hasObserver(tracker) && tracker.isSubscribed(to: subject)
+            case .value(let value): subject.hasObserver(value)
+            }
+        }
+    }
+
+    static func fresh(_ kind: Int, _ serial: Int) -> Member {
+        switch kind {
+        case 0: .tracking(Tracker("T\(serial)"))
+        case 1: .value(KeyedObserver(observerID: ObserverID(), payload: nil))
+        default: .plain(Watcher("W\(serial)"))
+        }
+    }
+
+    /// Grows the registry well past the size where it starts indexing, shrinks it back down
+    /// (compaction, back to a scan) and again, while observers die without unsubscribing and new
+    /// ones take their addresses. After every few steps the observer list, its order, the
+    /// queries, a broadcast and the audit must all agree with a plain model.
+    @Test("Random add, remove and deallocation across index growth and compaction", arguments: [1, 2, 3])
+    func randomHistory(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        let subject = Subject("S")
+        var pool = (0..<400).map { Self.fresh($0 % 10, $0) }
+        var serial = pool.count
+        var model: [ObserverID] = []  // registration order
+        for step in 0..<8_001 {
+            // Checked before this step's member is taken from the pool: a member dropped from
+            // the pool in the previous step is deallocated by now.
+            if step % 40 == 0 {
+                check(subject, pool: pool, model: model, context: "seed \(seed) step \(step)")
+            }
+            let growing = (step / 1_000) % 2 == 0
+            let i = Int.random(in: 0..<pool.count, using: &random)
+            let member = pool[i]
+            let roll = Int.random(in: 0..<100, using: &random)
+            if roll < (growing ? 60 : 25) {
+                let added = member.add(to: subject)
+                #expect(added == !model.contains(member.id), "seed \(seed) step \(step): add")
+                if added { model.append(member.id) }
+            } else if roll < 90 {
+                let removed = member.remove(from: subject)
+                #expect(removed == model.contains(member.id), "seed \(seed) step \(step): remove")
+                model.removeAll { $0 == member.id }
+            } else {
+                // The pool's reference goes away: a class observer is deallocated without
+                // unsubscribing; a struct observer stays subscribed (the registry owns a copy).
+                if case .value = member {} else { model.removeAll { $0 == member.id } }
+                pool[i] = Self.fresh(i % 10, serial)
+                serial += 1
+            }
+        }
+    }
+
+    private func check(_ subject: Subject, pool: [Member], model: [ObserverID], context: String) {
+        // Struct observers dropped from the pool are still subscribed: the model keeps them.
+        #expect(subject.observers.map(\.observerID) == model, "\(context): observer order")
+        #expect(subject.observerCount == model.count, "\(context): count")
+        let modelSet = Set(model)
+        for member in pool {
+            #expect(member.isIn(subject) == modelSet.contains(member.id), "\(context): query")
+        }
+        let delivered = subject.broadcast(as: (any GraphObserver).self) { _ in }
+        #expect(delivered == model.count, "\(context): broadcast")
+        var nodes = [subject.graphNode]
+        for member in pool {
+            if case .tracking(let tracker) = member { nodes.append(tracker.graphNode) }
+        }
+        #expect(GraphNode.consistencyViolations(among: nodes).isEmpty, "\(context): audit")
+    }
+
+    @Test("Queries find a tracking subclass of a plain observer class, whatever the static type")
+    func queriesSeeTrackingSubclass() {
+        let subject = Subject("S")
+        let base = PlainBase()
+        let tracking = TrackingBelow()
+        let asBase: PlainBase = tracking
+        withExtendedLifetime((base, tracking)) {
+            #expect(!subject.hasObserver(base) && !subject.hasObserver(asBase))
+            #expect(subject.addObserver(asBase) != nil)  // filed under its node, as a tracker
+            #expect(subject.addObserver(base) != nil)
+            #expect(subject.hasObserver(asBase) && subject.hasObserver(tracking) && subject.hasObserver(base))
+            #expect(asBase.isSubscribed(to: subject) && tracking.subscriptionCount == 1)
+            #expect(subject.removeObserver(asBase) != nil)
+            #expect(
+                !subject.hasObserver(asBase) && !subject.hasObserver(tracking) && subject.hasObserver(base))
+            #expect(tracking.subscriptionCount == 0)
+        }
+    }
+
+    @Test("A class observer with its own observerID is found under it, as every operation files it")
+    func classWithOwnIdentity() {
+        let subject = Subject("S")
+        let shared = ObserverID()
+        let first = OwnIdentity(shared)
+        let second = OwnIdentity(shared)
+        let other = OwnIdentity(ObserverID())
+        withExtendedLifetime((first, second, other)) {
+            #expect(subject.addObserver(first) != nil)
+            #expect(subject.hasObserver(first) && subject.hasObserver(second) && !subject.hasObserver(other))
+            #expect(subject.addObserver(second) == nil)  // one identity: already subscribed
+            #expect(subject.removeObserver(second) != nil)
+            #expect(!subject.hasObserver(first) && subject.observerCount == 0)
+        }
+    }
+
+    @Test("Generated identities do not repeat past 2^29 (where a 32-bit counter shifted by 3 wraps)")
+    func generatedIdentitiesStayUnique() {
+        let first = ObserverID()
+        // Jump the process-wide counter to just below 2^29 and 2^32 (which a 32-bit identity
+        // reaches after 2^29 ids); new ids must still differ from every earlier one.
+        var seen: Set<ObserverID> = [first]
+        for start: UInt64 in [(1 << 29) - 2, (1 << 32) - 2] {
+            _ObserverIDSource.counter.withLock { $0 = max($0, start) }
+            for _ in 0..<4 {
+                let id = ObserverID()
+                #expect(seen.insert(id).inserted, "identity \(id) repeated")
+            }
+        }
+        #expect(ObserverID() != first)
+    }
+}
+
+/// A plain observer class...
+class PlainBase: GraphObserver {}
+
+/// ...with a subclass that adopts tracking below it (its protocol hook is the base's `nil`).
+final class TrackingBelow: PlainBase, GraphTrackingObserver {
+    let graphNode = GraphNode()
+}
+
+/// A class observer that brings its own identity instead of its object identity.
+final class OwnIdentity: GraphObserver {
+    let observerID: ObserverID
+    init(_ observerID: ObserverID) { self.observerID = observerID }
+}
