@@ -81,6 +81,7 @@ struct ObservableArraysArticleTests {
         #expect(output.all == ["inserts [0, 1]", "inserts [1]"])
         #expect(rows.array == ["a", "c", "b"])
         rowsToken.cancel()
+        withExtendedLifetime(rows) {}
     }
 
     @Test("map and filter follow their source with fine-grained changes")
@@ -106,6 +107,7 @@ struct ObservableArraysArticleTests {
             ])
         lengthsToken.cancel()
         shortToken.cancel()
+        withExtendedLifetime((lengths, short)) {}
     }
 
     @Test("A sectioned array delivers section and item changes")
