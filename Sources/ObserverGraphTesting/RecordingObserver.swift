@@ -30,8 +30,10 @@ public final class RecordingObserver<Value: Sendable>: GraphTrackingObserver, Se
 
     /// A recorder that stamps entries with `clock`'s current step.
     ///
-    /// - Parameter name: the label of its marble row and its name in graph snapshots; by default
-    ///   its type name and a short id.
+    /// - Parameters:
+    ///   - clock: the clock whose current step stamps every entry.
+    ///   - name: the label of its marble row and its name in graph snapshots; by default its type
+    ///     name and a short id.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).

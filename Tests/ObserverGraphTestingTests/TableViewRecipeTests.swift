@@ -3,8 +3,9 @@ import ObserverGraph
 import ObserverGraphTesting
 import Testing
 
-// The README's "Driving a table view" recipe, verbatim, against a stand-in for UITableView that
-// checks every batch with the batch-update validator (UIKit itself does not exist on Linux).
+// The "Driving a table view" recipe of the article "Observable arrays and table updates",
+// verbatim, against a stand-in for UITableView that checks every batch with the batch-update
+// validator (UIKit itself does not exist on Linux).
 
 enum RowAnimation { case automatic }
 
@@ -45,7 +46,7 @@ final class UITableView {
     func moveRow(at from: IndexPath, to: IndexPath) { moves.append(.init(from: from.row, to: to.row)) }
 }
 
-// MARK: - The README code, verbatim
+// MARK: - The article's code, verbatim
 
 struct Row: Equatable, Sendable {
     let id: Int
@@ -93,7 +94,7 @@ private struct SeededRandom: RandomNumberGenerator {
     }
 }
 
-@Suite("README: driving a table view")
+@Suite("Docs: driving a table view")
 struct TableViewRecipeTests {
     @Test("The recipe drives the stand-in table view through valid batches to the new rows")
     func recipe() {

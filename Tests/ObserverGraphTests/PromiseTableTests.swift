@@ -1,22 +1,25 @@
 import Foundation
 import Testing
 
-/// The README's promise tables (Guarantees, Reentrancy policy) name the tests that prove each
-/// promise. This keeps them honest: every row names at least one proof, and every test it names
+/// The promise tables of the article "Guarantees and reentrancy" (Guarantees, Reentrancy policy)
+/// name the tests that prove each promise. This keeps them honest: every row names at least one proof, and every test it names
 /// exists, in the file it names.
-@Suite("README: the promise tables name tests that exist")
+@Suite("Docs: the promise tables name tests that exist")
 struct PromiseTableTests {
     /// The repository's root, from this file's path.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The rows of the tables under `## Guarantees` and `## Reentrancy policy`: (promise, proof).
+    /// The article that holds the tables.
+    static let article = "Sources/ObserverGraph/ObserverGraph.docc/GuaranteesAndReentrancy.md"
+
+    /// The rows of the tables under `### Guarantees` and `### Reentrancy policy`: (promise, proof).
     static func rows() throws -> [(promise: String, proof: String)] {
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let text = try String(contentsOf: root.appendingPathComponent(article), encoding: .utf8)
         var rows: [(String, String)] = []
         var inSection = false
-        for line in readme.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("#") { inSection = line == "## Guarantees" || line == "## Reentrancy policy" }
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("#") { inSection = line == "### Guarantees" || line == "### Reentrancy policy" }
             guard inSection, line.hasPrefix("| "), !line.hasPrefix("| ---") else { continue }
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             guard cells.count == 2, cells[0] != "promise", cells[0] != "rule" else {

@@ -248,7 +248,7 @@ extension GraphSnapshot {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// The graph as a Mermaid flowchart, which GitHub renders in a ```` ```mermaid ```` block.
+    /// The graph as a Mermaid flowchart, which GitHub renders in a `mermaid` code block.
     ///
     /// Nodes are `n0`, `n1`, ... in `nodes` order, labelled with their names. Shapes: observable
     /// `["…"]` (`[["…"]]` when also an observer), tracking observer `("…")`, other class observer
