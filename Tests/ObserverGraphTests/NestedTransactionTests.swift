@@ -31,6 +31,37 @@ struct NestedTransactionTests {
         withExtendedLifetime(token) {}
     }
 
+    @Test("A plain set inside update is applied once; the outer body reruns on it; each value seen once")
+    func setInsideUpdate() {
+        let value = ObservableValue(1)
+        let seen = GraphLock<[Int]>([])
+        let token = value.observeValuesNonisolated { v in seen.withLock { $0.append(v) } }
+        var outerRuns = 0
+        value.update { v in
+            outerRuns += 1
+            value.value = 100  // nested: applied at once, not again on the rerun
+            v += 1
+        }
+        #expect(value.value == 101)
+        #expect(outerRuns == 2)
+        #expect(seen.withLock { $0 } == [1, 100, 101])
+        // A set made on another value inside the update is an ordinary set.
+        let other = ObservableValue(0)
+        value.update { v in
+            other.set(v)
+            v += 1
+        }
+        #expect(other.value == 101)
+        #expect(value.value == 102)
+        // A set after termination is dropped, also when nested.
+        value.finish()
+        value.value = 7
+        value.update { _ in value.set(8) }
+        #expect(value.value == 102)
+        #expect(seen.withLock { $0 } == [1, 100, 101, 102])
+        withExtendedLifetime(token) {}
+    }
+
     @Test("A nested update returns the result of its one run, also on the outer body's rerun")
     func nestedResultReplayed() {
         let value = ObservableValue(5)

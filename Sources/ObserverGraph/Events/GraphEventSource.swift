@@ -282,6 +282,35 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         return outcome
     }
 
+    /// Stores `newValue` and queues its delivery in one critical section, whatever the current
+    /// value: a set needs no read-modify-write. Inside a read-modify-write of this source on the
+    /// same thread it is a nested change: applied once, replayed (not applied again) when the
+    /// outer body runs again, delivered when the outer change closes. After termination the set
+    /// is dropped. The replaced value is released after unlocking.
+    @inlinable
+    final func _store(_ newValue: Value, isolation: (any Actor)?) {
+        var nested: _TransactionLog?
+        let (replaced, mustDrain) = pipeline.withLock { state -> (Value?, Bool) in
+            if !state.openTransactions.isEmpty, let log = state.nestedLog(of: _currentThreadID()) {
+                nested = log
+                // Applied on an earlier run of the outer body: not again.
+                if log.replay(as: _StoreRecord.self) != nil { return (nil, false) }
+                _ = log.record(_StoreRecord())
+            }
+            guard state.terminal == nil else { return (nil, false) }
+            let replaced = state.current
+            state.current = newValue
+            state.version &+= 1
+            return (replaced, state.enqueue(.broadcast(.value(newValue), sequence: state.takeSequence())))
+        }
+        withExtendedLifetime(replaced) {}
+        if mustDrain, let nested {
+            nested.owesDrain = true  // the outer transaction delivers when it closes
+        } else if mustDrain {
+            _drain(isolation)
+        }
+    }
+
     /// Optimistic read-modify-write, the one loop every compound change uses: `body` gets the
     /// current value with no lock held and returns the value to store (`nil`: nothing changes)
     /// and a result. The new value is committed only if no other change landed meanwhile;
@@ -427,6 +456,12 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             if sink.firstSequence < sequence { sink.deliver(event, drainer: drainer) }
         }
     }
+}
+
+/// What a nested plain set records in its transaction's log (it returns nothing).
+@usableFromInline
+struct _StoreRecord {
+    @usableFromInline init() {}
 }
 
 /// What an optimistic commit did.

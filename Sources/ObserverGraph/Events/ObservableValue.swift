@@ -53,7 +53,7 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     @inlinable
     public var value: Value {
         get { _snapshot().value }
-        set { update(isolation: nil) { $0 = newValue } }
+        set { _set(newValue, isolation: nil) }
     }
 
     /// Changes the value with `body` atomically: concurrent updates are never lost.
@@ -102,6 +102,20 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     /// - Complexity: O(1) plus the delivery to n observers, O(n).
     @inlinable
     public func set(_ newValue: Value, isolation: isolated (any Actor)? = #isolation) {
-        update(isolation: isolation) { $0 = newValue }
+        _set(newValue, isolation: isolation)
+    }
+
+    /// A plain set: one critical section when every set is delivered (nothing to compare, so no
+    /// read-modify-write); the `update` path when equal values are skipped, because `==` is the
+    /// user's code and never runs under the lock.
+    @inlinable
+    final func _set(_ newValue: Value, isolation: (any Actor)?) {
+        if isEqual == nil {
+            _store(newValue, isolation: isolation)
+        } else {
+            _ = _readModifyWrite(isolation: isolation) { seen in
+                (isEqual?(seen, newValue) == true ? nil : newValue, ())
+            }
+        }
     }
 }

@@ -216,14 +216,15 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         let thread = _currentThreadID()
         let handler: Handler? = state.withLock { state in
             guard let handler = state.handler else { return nil }
-            state.inFlight.append(thread)
+            state.beginCall(on: thread)
             if event.isTerminal { state.handler = nil }
             return handler
         }
         guard let handler else { return }
         handler(event)
-        let waiters = state.withLock { state in
-            if let index = state.inFlight.firstIndex(of: thread) { state.inFlight.remove(at: index) }
+        let waiters = state.withLock { state -> [DispatchSemaphore] in
+            state.endCall(on: thread)
+            guard !state.waiters.isEmpty else { return [] }
             defer { state.waiters = [] }
             return state.waiters
         }
@@ -298,8 +299,8 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
                 state.handler = nil
                 if !state.mailbox.isEmpty { swap(&dropped, &state.mailbox) }
                 if state.running && state.deliveringThread == thread { stopsBatch = true }
-                if state.inFlight.contains(thread) { return (handler, nil) }
-                guard state.inFlight.contains(where: { $0 != thread }) else { return (handler, nil) }
+                if state.isCalling(on: thread) { return (handler, nil) }
+                guard state.isCalling(besides: thread) else { return (handler, nil) }
                 let semaphore = DispatchSemaphore(value: 0)
                 state.waiters.append(semaphore)
                 return (handler, semaphore)
@@ -333,8 +334,10 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
 struct _SinkState<Value: Sendable> {
     /// `nil` once cancelled or terminated.
     @usableFromInline var handler: _EventSink<Value>.Handler?
-    /// The threads running the handler right now (several with a concurrent queue).
-    @usableFromInline var inFlight: [UInt] = []
+    /// The thread running the handler right now (0: none); with a concurrent queue, the others
+    /// running it at the same time are in `moreCalls`. One thread needs no array operation.
+    @usableFromInline var calling: UInt = 0
+    @usableFromInline var moreCalls: [UInt] = []
     /// Cancellers on other threads waiting for the running delivery to end.
     @usableFromInline var waiters: [DispatchSemaphore] = []
     /// Actor sinks: events waiting for the actor, oldest first.
@@ -348,6 +351,34 @@ struct _SinkState<Value: Sendable> {
 
     @usableFromInline init(handler: @escaping _EventSink<Value>.Handler) {
         self.handler = handler
+    }
+
+    /// Records that `thread` starts a call of the handler.
+    @inlinable
+    mutating func beginCall(on thread: UInt) {
+        if calling == 0 { calling = thread } else { moreCalls.append(thread) }
+    }
+
+    /// Records that the call `thread` started has returned.
+    @inlinable
+    mutating func endCall(on thread: UInt) {
+        if calling == thread {
+            calling = moreCalls.popLast() ?? 0
+        } else if let index = moreCalls.firstIndex(of: thread) {
+            moreCalls.remove(at: index)
+        }
+    }
+
+    /// Whether `thread` is inside a call of the handler.
+    @inlinable
+    func isCalling(on thread: UInt) -> Bool {
+        calling == thread || moreCalls.contains(thread)
+    }
+
+    /// Whether a thread other than `thread` is inside a call of the handler.
+    @inlinable
+    func isCalling(besides thread: UInt) -> Bool {
+        (calling != 0 && calling != thread) || moreCalls.contains { $0 != thread }
     }
 
     /// The queued events, leaving `spare` (empty, with its capacity) in their place.
