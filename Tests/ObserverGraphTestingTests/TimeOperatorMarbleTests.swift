@@ -112,9 +112,11 @@ struct TimeOperatorMarbleTests {
     @Test("Chained timers settle: debounce, then delay, then map")
     func chained() async throws {
         guard #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) else { return }
-        let chain: (EventChannel<String>, TestClock) -> DerivedValue<String> = {
-            $0.debounce(for: .seconds(2), clock: $1).delay(for: .seconds(1), clock: $1).map { $0.uppercased() }
+        let chain: (EventChannel<String>, TestClock) -> DerivedValue<String> = { channel, clock in
+            channel.debounce(for: .seconds(2), clock: clock).delay(for: .seconds(1), clock: clock)
+                .map { $0.uppercased() }
         }
+        // "c" leaves debounce at step 9, where the source finishes: both are delayed to step 10.
         try await expect(play("-ab----c-|--->", chain), "-----B----(C|)->")
         try await expect(play("-ab-->", releaseAt: 4, chain), "----->")
     }
