@@ -127,7 +127,7 @@ public final class TestClock: Clock, Sendable {
             if Task.isCancelled { return (.failure(CancellationError()), []) }
             if deadline <= state.now { return (.success(()), []) }
             state.park(sleeper)
-            return (nil, isTimer ? state.timerParked() : [])
+            return (nil, isTimer ? state.timerSettled() : [])
         }
         for resume in settled { resume() }
         if let outcome { continuation.resume(with: outcome) }
@@ -196,7 +196,7 @@ extension TestClock: _OperatorTimerTracking {
     /// Thread safety: safe from any thread. Callbacks: resumes waiting `settle` calls.
     /// - Complexity: O(w), w = waiting `settle` calls.
     package func _timerEnded() {
-        let settled = state.withLock { $0.timerParked() }
+        let settled = state.withLock { $0.timerSettled() }
         for resume in settled { resume() }
     }
 }
@@ -250,8 +250,9 @@ struct _TestClockState: Sendable {
         return first
     }
 
-    /// One operator timer fell asleep or ended: the waiters to resume when none is left awake.
-    mutating func timerParked() -> [@Sendable () -> Void] {
+    /// One operator timer fell asleep or ended: the `settle` waiters to resume when no timer is
+    /// left awake.
+    mutating func timerSettled() -> [@Sendable () -> Void] {
         unsettledTimers -= 1
         guard unsettledTimers == 0 else { return [] }
         defer { settleWaiters = [:] }

@@ -10,6 +10,8 @@
 /// - When the derived value is released (its last token and reference gone), its pending timer
 ///   is cancelled: nothing is emitted after that, and no task outlives the sleep it cancels.
 /// - On a value source, the current value the operator starts from is timed like any value.
+/// - A value released by a timer reaches the result's nonisolated observers on the thread of
+///   the timer's task, before that task ends; actor observers get it through their mailbox.
 /// - Thread safety: safe from any thread. Callbacks: none of their own; the clock's `now` and
 ///   `sleep(until:tolerance:)`, with no lock held.
 @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
