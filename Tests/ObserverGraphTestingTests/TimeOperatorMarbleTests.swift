@@ -77,6 +77,7 @@ struct TimeOperatorMarbleTests {
         }
         try await expect(play("-abcd----|->", throttled), "-a-b-d---|->")
         try await expect(play("-abc|->", throttled), "-a-b(c|)->")
+        try await expect(play("-abcX->", throttled), "-a-bX->")  // "c" waits, and is dropped
         try await expect(play("-ab-c-d->", releaseAt: 2, throttled), "-a------>")
     }
 
@@ -87,6 +88,7 @@ struct TimeOperatorMarbleTests {
             $0.throttle(for: .seconds(2), clock: $1, latest: false)
         }
         try await expect(play("-abcd----|->", throttled), "-a-b-c---|->")
+        try await expect(play("-abc-d->", releaseAt: 2, throttled), "-a----->")
         // A failure drops the waiting "b" (the interval of 3 has not ended).
         try await expect(play("-abX->") { $0.throttle(for: .seconds(3), clock: $1, latest: false) }, "-a-X->")
     }
