@@ -59,4 +59,24 @@ struct TimeOperatorClockTests {
         for try await _ in throttledValues { throttledCount += 1 }
         #expect((1...1000).contains(throttledCount))
     }
+
+    @Test("A snapshot of a timed chain lists debounce, throttle and delay by name, with their edges")
+    func snapshotOfChain() {
+        guard #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) else { return }
+        let x = EventChannel<Int>()
+        let clock = ContinuousClock()
+        let debounced = x.debounce(for: .seconds(1), clock: clock)
+        let end = debounced.throttle(for: .seconds(1), clock: clock, latest: true).delay(for: .seconds(1), clock: clock)
+        let token = end.observeNonisolated { _ in }
+        let snapshot = GraphSnapshot(observables: [x])
+        let names = snapshot.nodes.map(\.name)
+        func edge(_ from: String, _ to: String) -> Bool {
+            snapshot.edges.contains { names[$0.observable] == from && names[$0.observer] == to }
+        }
+        #expect(edge(x.graphDisplayName, "debounce"))
+        #expect(edge("debounce", "throttle"))
+        #expect(edge("throttle", "delay"))
+        #expect(snapshot.isConsistent)
+        withExtendedLifetime((end, token)) {}
+    }
 }
