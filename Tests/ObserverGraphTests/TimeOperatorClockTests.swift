@@ -66,7 +66,8 @@ struct TimeOperatorClockTests {
         let x = EventChannel<Int>()
         let clock = ContinuousClock()
         let debounced = x.debounce(for: .seconds(1), clock: clock)
-        let end = debounced.throttle(for: .seconds(1), clock: clock, latest: true).delay(for: .seconds(1), clock: clock)
+        let throttled = debounced.throttle(for: .seconds(1), clock: clock, latest: true)
+        let end = throttled.delay(for: .seconds(1), clock: clock)
         let token = end.observeNonisolated { _ in }
         let snapshot = GraphSnapshot(observables: [x])
         let names = snapshot.nodes.map(\.name)
