@@ -1,0 +1,105 @@
+/// What a clock learns about the timers of the time operators (`debounce`, `throttle`,
+/// `delay`), so that a test clock can wait until the work a timer starts is done. Package
+/// plumbing: the testing product's `TestClock` conforms; any other clock needs nothing.
+///
+/// Thread safety: both calls may come from any thread, with no lock of the kit held.
+package protocol _OperatorTimerTracking: Sendable {
+    /// A timer's task was created and is about to sleep on this clock. Called synchronously by
+    /// the operator, before the task can run.
+    func _timerCreated()
+    /// That task ended: after its work ran, or after its sleep was cancelled.
+    func _timerEnded()
+}
+
+/// Marks the sleeps of operator timers, so a tracking clock can tell them from other sleepers.
+package enum _OperatorTimerContext {
+    /// True inside the sleep of an operator timer.
+    @TaskLocal package static var isTimer = false
+}
+
+/// The one pending timer of a time operator: a task that sleeps on the operator's clock, then
+/// runs the operator's work for its node in a propagation pass (through the node's `accept`,
+/// so work arriving while the node is built waits for the builder).
+///
+/// Scheduling replaces the pending timer; a replaced or cancelled timer never runs its work
+/// (a generation check in the pass, since a task may wake as it is cancelled). The task holds
+/// the node weakly: a released node's timer does nothing; the node cancels it at deinit.
+///
+/// Thread safety: `Sendable`; `schedule` and `cancel` are called from the operator's handler
+/// (one call at a time per operator) or from the node's deinit.
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+final class _OperatorTimer<C: Clock>: Sendable {
+    let clock: C
+    private let tracking: (any _OperatorTimerTracking)?
+    private let current = GraphLock(_TimerSlot())
+
+    init(clock: C) {
+        self.clock = clock
+        tracking = clock as? any _OperatorTimerTracking
+    }
+
+    /// `clock.now` advanced by `interval`; a negative interval counts as zero.
+    func deadline(after interval: C.Duration) -> C.Instant {
+        clock.now.advanced(by: max(interval, .zero))
+    }
+
+    /// Replaces the pending timer with one that runs `work` for `node` at `deadline`.
+    func schedule<Output: Sendable>(
+        at deadline: C.Instant, for node: _OperatorNode<Output>,
+        _ work: @escaping @Sendable (_OperatorNode<Output>, _Pass?) -> Void
+    ) {
+        let generation = current.withLock { slot in
+            slot.generation &+= 1
+            return slot.generation
+        }
+        tracking?._timerCreated()
+        let task = Task { [clock, tracking, weak node] in
+            defer { tracking?._timerEnded() }
+            do {
+                try await _OperatorTimerContext.$isTimer.withValue(true) {
+                    try await clock.sleep(until: deadline, tolerance: nil)
+                }
+            } catch {
+                return
+            }
+            guard let node else { return }
+            _Propagator.shared.submit { pass in
+                node.accept(GraphEvent<Void>.value(()), pass) { node, _, pass in
+                    guard self.claim(generation) else { return }
+                    work(node, pass)
+                }
+            }
+        }
+        let replaced = current.withLock { slot -> Task<Void, Never>? in
+            guard slot.generation == generation else { return task }  // replaced meanwhile
+            defer { slot.task = task }
+            return slot.task
+        }
+        replaced?.cancel()
+    }
+
+    /// Cancels the pending timer, if any: its work will not run.
+    func cancel() {
+        let task = current.withLock { slot -> Task<Void, Never>? in
+            slot.generation &+= 1
+            defer { slot.task = nil }
+            return slot.task
+        }
+        task?.cancel()
+    }
+
+    /// Whether the timer of `generation` is still the pending one; if so, it is no longer pending.
+    private func claim(_ generation: UInt64) -> Bool {
+        current.withLock { slot in
+            guard slot.generation == generation else { return false }
+            slot.task = nil
+            return true
+        }
+    }
+}
+
+/// The pending timer of one operator.
+struct _TimerSlot: Sendable {
+    var generation: UInt64 = 0
+    var task: Task<Void, Never>?
+}
