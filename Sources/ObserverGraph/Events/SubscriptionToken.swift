@@ -142,7 +142,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     init(firstSequence: UInt64, mode: Mode, handler: @escaping Handler, source: GraphEventSource<Value>) {
         self.firstSequence = firstSequence
         self.mode = mode
-        self.state = GraphLock(_SinkState(handler: handler))
+        self.state = GraphLock(_SinkState(handler: _Handler(handler)))
         self.source = source
     }
 
@@ -177,7 +177,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     @usableFromInline
     enum _ActorStart {
         case nothing
-        case direct(Handler)
+        case direct(_Handler<Value>)
         case mailbox
     }
 
@@ -205,7 +205,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         }
         switch start {
         case .nothing: return
-        case .direct(let handler): handler(event)
+        case .direct(let handler): handler.call(event)
         case .mailbox: break
         }
         _continueMailbox()
@@ -214,14 +214,14 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     @inlinable
     func deliverNow(_ event: GraphEvent<Value>) {
         let thread = _currentThreadID()
-        let handler: Handler? = state.withLock { state in
+        let handler: _Handler<Value>? = state.withLock { state in
             guard let handler = state.handler else { return nil }
             state.beginCall(on: thread)
             if event.isTerminal { state.handler = nil }
             return handler
         }
         guard let handler else { return }
-        handler(event)
+        handler.call(event)
         let waiters = state.withLock { state -> [DispatchSemaphore] in
             state.endCall(on: thread)
             guard !state.waiters.isEmpty else { return [] }
@@ -264,7 +264,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     func _continueMailbox() {
         var spare: [GraphEvent<Value>] = []
         while true {
-            let taken = state.withLock { state -> (Handler, [GraphEvent<Value>])? in
+            let taken = state.withLock { state -> (_Handler<Value>, [GraphEvent<Value>])? in
                 guard !_stoppedOnActor, let handler = state.handler, !state.mailbox.isEmpty else {
                     state.running = false
                     state.deliveringThread = 0
@@ -275,7 +275,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             guard let (handler, batch) = taken else { return }
             for event in batch {
                 if event.isTerminal { state.withLock { $0.handler = nil } }
-                handler(event)
+                handler.call(event)
                 if _stoppedOnActor { break }
             }
             spare = batch
@@ -291,10 +291,10 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     func close() {
         let thread = _currentThreadID()
         var stopsBatch = false
-        var released: Handler?
+        var released: _Handler<Value>?
         var dropped: [GraphEvent<Value>] = []
         while true {
-            let (handler, wait) = state.withLock { state -> (Handler?, DispatchSemaphore?) in
+            let (handler, wait) = state.withLock { state -> (_Handler<Value>?, DispatchSemaphore?) in
                 let handler = state.handler
                 state.handler = nil
                 if !state.mailbox.isEmpty { swap(&dropped, &state.mailbox) }
@@ -333,7 +333,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
 @usableFromInline
 struct _SinkState<Value: Sendable> {
     /// `nil` once cancelled or terminated.
-    @usableFromInline var handler: _EventSink<Value>.Handler?
+    @usableFromInline var handler: _Handler<Value>?
     /// The thread running the handler right now (0: none); with a concurrent queue, the others
     /// running it at the same time are in `moreCalls`. One thread needs no array operation.
     @usableFromInline var calling: UInt = 0
@@ -349,7 +349,7 @@ struct _SinkState<Value: Sendable> {
     /// Actor sinks: the mailbox is being run on the actor right now.
     @usableFromInline var running = false
 
-    @usableFromInline init(handler: @escaping _EventSink<Value>.Handler) {
+    @usableFromInline init(handler: _Handler<Value>) {
         self.handler = handler
     }
 
@@ -386,5 +386,17 @@ struct _SinkState<Value: Sendable> {
     mutating func takeMailbox(giving spare: inout [GraphEvent<Value>]) -> [GraphEvent<Value>] {
         swap(&mailbox, &spare)
         return spare
+    }
+}
+
+/// A closure observer's closure, in a box: the sink hands the box (a reference) out of its
+/// critical section, and calls the closure through it. Handing the closure itself out of the
+/// generic state would re-wrap it, one allocation per call, in specialized code.
+@usableFromInline
+final class _Handler<Value: Sendable> {
+    @usableFromInline let call: _EventSink<Value>.Handler
+
+    @usableFromInline init(_ call: @escaping _EventSink<Value>.Handler) {
+        self.call = call
     }
 }
