@@ -132,6 +132,11 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// broadcasts queued after that, never the earlier ones.
     @usableFromInline let firstSequence: UInt64
     @usableFromInline let mode: Mode
+    /// For `.actor` sinks, the actor's identity; `nil` for the other modes. The delivery path
+    /// compares it with the drainer's without copying `mode` (which would retain the actor).
+    @usableFromInline let actorIdentity: ObjectIdentifier?
+    /// `mode` is `.nonisolated`, read without copying `mode`.
+    @usableFromInline let isNonisolated: Bool
     @usableFromInline let state: GraphLock<_SinkState<Value>>
     // Written once, in init; read from any thread.
     private weak var source: GraphEventSource<Value>?
@@ -142,6 +147,17 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     init(firstSequence: UInt64, mode: Mode, handler: @escaping Handler, source: GraphEventSource<Value>) {
         self.firstSequence = firstSequence
         self.mode = mode
+        switch mode {
+        case .nonisolated:
+            actorIdentity = nil
+            isNonisolated = true
+        case .queue:
+            actorIdentity = nil
+            isNonisolated = false
+        case .actor(let actor):
+            actorIdentity = ObjectIdentifier(actor)
+            isNonisolated = false
+        }
         self.state = GraphLock(_SinkState(handler: _Handler(handler)))
         self.source = source
     }
@@ -150,16 +166,21 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// of the code delivering (the actor it runs on, `nil` when nonisolated).
     @inlinable
     func deliver(_ event: GraphEvent<Value>, drainer: (any Actor)?) {
+        // The two synchronous cases first, with no copy of `mode`.
+        if isNonisolated {
+            deliverNow(event)
+            return
+        }
+        if let actorIdentity, let drainer, ObjectIdentifier(drainer) == actorIdentity {
+            _deliverOnActor(event)
+            return
+        }
         switch mode {
         case .nonisolated:
             deliverNow(event)
         case .queue(let queue):
             queue.async { self.deliverNow(event) }
         case .actor(let actor):
-            if let drainer, drainer === actor {
-                _deliverOnActor(event)
-                return
-            }
             let mustSchedule = state.withLock { state -> Bool in
                 guard state.handler != nil else { return false }
                 state.mailbox.append(event)
