@@ -94,6 +94,7 @@ let workloads = [
     "hand-lookup": "hand-written registry: lookup n present observers",
     "steady": "steady churn: n subscribed, then `rounds` x n random unsubscribe+subscribe pairs",
     "valueset": "set an ObservableValue<Int> observed by one closure, n times",
+    "arrayappend": "append n elements to an ObservableArray<Int> observed by ten closures",
 ]
 
 let arguments = CommandLine.arguments
@@ -179,6 +180,15 @@ func measuredSection(_ f: Fixture) -> Int {
         for i in 0..<f.observers.count { value.value = i }
         result = sum.withLock { $0 }
         withExtendedLifetime(token) {}
+    case "arrayappend":
+        let array = ObservableArray<Int>()
+        let sum = GraphLock(0)
+        let tokens = (0..<10).map { _ in
+            array.observeValuesNonisolated { change in sum.withLock { $0 &+= change.changeset.inserts.count } }
+        }
+        for i in 0..<f.observers.count { array.append(i) }
+        result = sum.withLock { $0 }
+        withExtendedLifetime(tokens) {}
     case "unsubscribe-random":
         for p in f.order where f.subject.removeObserver(f.observers[p]) != nil { result &+= 1 }
     case "subscribe-fresh":
