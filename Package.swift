@@ -14,7 +14,7 @@ let package = Package(
     platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6)],
     products: [
         .library(name: "ObserverGraph", targets: ["ObserverGraph"]),
-        // Recording observers, a virtual clock and marble diagrams, for tests and demos.
+        // Recording observers, a virtual step clock, a test Clock and marble diagrams, for tests and demos.
         .library(name: "ObserverGraphTesting", targets: ["ObserverGraphTesting"]),
         // The reference app: the daily queue manager of the source documents.
         .library(name: "DailyQueue", targets: ["DailyQueue"]),
