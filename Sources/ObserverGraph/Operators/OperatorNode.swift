@@ -8,16 +8,16 @@
 /// process-wide) or while the node is being built (before anyone else can see it).
 public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     /// 0 for a source's input; 1 + the highest rank of the parents otherwise.
-    let rank: Int
+    @usableFromInline let rank: Int
     /// Whether a new child starts from the latest value (value sources and what derives from them).
-    let replays: Bool
-    let links: GraphLock<_NodeLinks<Value>>
+    @usableFromInline let replays: Bool
+    @usableFromInline let links: GraphLock<_NodeLinks<Value>>
     /// A source's input: the source (kept alive by the input) and the observation feeding it.
     private var input: (source: AnyObject, token: SubscriptionToken)?
     /// Removes this node's edges from its parents; run at deinit.
-    var detach: [@Sendable () -> Void] = []
+    @usableFromInline var detach: [@Sendable () -> Void] = []
 
-    init(rank: Int, replays: Bool, latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
+    @usableFromInline init(rank: Int, replays: Bool, latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
         self.rank = rank
         self.replays = replays
         links = GraphLock(_NodeLinks(latest: latest, terminal: terminal, building: building))
@@ -29,18 +29,18 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     /// Adds an edge to a child and returns what the child starts from, in one critical section:
     /// the child then receives exactly the emissions that follow.
-    func connect(
+    @usableFromInline func connect(
         _ edge: @escaping @Sendable (GraphEvent<Value>, _Pass?) -> Void
     ) -> (id: UInt64, latest: Value?, terminal: GraphEvent<Value>?) {
         links.withLock { links in
             links.nextEdge &+= 1
-            links.edges.append((links.nextEdge, edge))
+            links.edges.append(_Edge(id: links.nextEdge, call: edge))
             return (links.nextEdge, links.latest, links.terminal)
         }
     }
 
-    func disconnect(_ id: UInt64) {
-        let removed = links.withLock { links -> [(UInt64, _NodeLinks<Value>.Edge)] in
+    @usableFromInline func disconnect(_ id: UInt64) {
+        let removed = links.withLock { links -> [_Edge<Value>] in
             guard let index = links.edges.firstIndex(where: { $0.id == id }) else { return [] }
             return [links.edges.remove(at: index)]
         }
@@ -49,28 +49,35 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     /// Emits `event` to the children (and, after the pass, to the derived value's observers).
     /// Nothing after a terminal event. `pass` is `nil` while the node is being built.
+    ///
+    /// Inlinable, like the rest of the propagation path, so that a chain built in a client is
+    /// specialized there for its value types: unspecialized generic code spends most of a set
+    /// looking up type metadata.
+    @inlinable
     func emit(_ event: GraphEvent<Value>, _ pass: _Pass?) {
-        let edges = links.withLock { links -> [(id: UInt64, edge: _NodeLinks<Value>.Edge)]? in
-            guard links.terminal == nil else { return nil }
+        let (edges, firstInOutbox) = links.withLock { links -> ([_Edge<Value>]?, Bool) in
+            guard links.terminal == nil else { return (nil, false) }
             switch event {
             case .value(let value): if replays { links.latest = value }
             case .finished, .failed: links.terminal = event
             }
-            if links.publisher != nil, pass != nil {
+            var first = false
+            if pass != nil, links.observed, links.publisher != nil {
                 links.outbox.append(event)
-                if links.outbox.count == 1 { pass?.touched.append(self) }
+                first = links.outbox.count == 1
             }
-            return links.edges
+            return (links.edges, first)
         }
+        if firstInOutbox, let pass { pass.touched.append(publish) }
         guard let edges else { return }
-        for (_, edge) in edges { edge(event, pass) }
+        for edge in edges { edge.call(event, pass) }
     }
 
     /// Connects `child` to this node: `handle` runs for each event this node emits from now on,
     /// and first for what the child starts from (the latest value, the terminal event), in
     /// `pass` when connecting during one. The edge holds the child weakly. With `removedAtDeinit`
     /// the child removes it when it goes; otherwise the caller removes it (`disconnect`).
-    @discardableResult
+    @inlinable @discardableResult
     func attach<Child: Sendable>(
         _ child: _OperatorNode<Child>, in pass: _Pass? = nil, removedAtDeinit: Bool = true,
         _ handle: @escaping @Sendable (_OperatorNode<Child>, GraphEvent<Value>, _Pass?) -> Void
@@ -86,6 +93,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     /// Runs `handle` now, or, while this node is still being built on another thread, hands it
     /// to the builder (which runs it before publishing the node).
+    @inlinable
     func accept<Input: Sendable>(
         _ event: GraphEvent<Input>, _ pass: _Pass?,
         _ handle: @escaping @Sendable (_OperatorNode<Value>, GraphEvent<Input>, _Pass?) -> Void
@@ -122,7 +130,13 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     /// The input node of `source`: one per source, shared by every operator on it, so that one
     /// change of the source starts one propagation pass (what makes diamonds glitch-free).
-    static func input(of source: GraphEventSource<Value>) -> _OperatorNode<Value> {
+    /// `forward` starts the pass for each change of the source (the caller's, so that it is
+    /// specialized where the chain is built; the first caller's is kept).
+    @usableFromInline
+    static func input(
+        of source: GraphEventSource<Value>,
+        forward: @escaping @Sendable (_OperatorNode<Value>, GraphEvent<Value>) -> Void
+    ) -> _OperatorNode<Value> {
         let key = ObjectIdentifier(source)
         if let existing = _inputRegistry.withLock({ $0[key]?.node }) as? _OperatorNode<Value> {
             return existing
@@ -131,7 +145,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         let node = _OperatorNode(rank: 0, replays: replays, latest: nil, terminal: nil, building: false)
         let handler: @Sendable (GraphEvent<Value>) -> Void = { [weak node] event in
             guard let node else { return }
-            _Propagator.shared.submit { pass in node.emit(event, pass) }
+            forward(node, event)
         }
         // Join the source and read its current value in one critical section of the source: the
         // input then receives exactly the changes that follow.
@@ -175,21 +189,37 @@ final class _WeakNode: @unchecked Sendable {
 /// source alive, so a live entry's key is never reused; dead entries go when their node does.
 let _inputRegistry = GraphLock<[ObjectIdentifier: _WeakNode]>([:])
 
-/// What a node holds under its lock.
-struct _NodeLinks<Value: Sendable> {
-    typealias Edge = @Sendable (GraphEvent<Value>, _Pass?) -> Void
-    var latest: Value?
-    var terminal: GraphEvent<Value>?
-    var edges: [(id: UInt64, edge: Edge)] = []
-    var nextEdge: UInt64 = 0
-    /// Being built: work that arrives is buffered for the builder.
-    var building: Bool
-    var buffered: [@Sendable (_Pass?) -> Void] = []
-    /// The derived value's event source, once built; it delivers `outbox` after each pass.
-    weak var publisher: _DerivedSource<Value>?
-    var outbox: [GraphEvent<Value>] = []
+/// One edge of a node: its id and what it runs for each event (a struct, not a labeled tuple,
+/// whose metadata unspecialized code would look up by its labels).
+@usableFromInline
+struct _Edge<Value: Sendable> {
+    @usableFromInline let id: UInt64
+    @usableFromInline let call: @Sendable (GraphEvent<Value>, _Pass?) -> Void
 
-    init(latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
+    @usableFromInline
+    init(id: UInt64, call: @escaping @Sendable (GraphEvent<Value>, _Pass?) -> Void) {
+        self.id = id
+        self.call = call
+    }
+}
+
+/// What a node holds under its lock.
+@usableFromInline
+struct _NodeLinks<Value: Sendable> {
+    @usableFromInline var latest: Value?
+    @usableFromInline var terminal: GraphEvent<Value>?
+    @usableFromInline var edges: [_Edge<Value>] = []
+    @usableFromInline var nextEdge: UInt64 = 0
+    /// Being built: work that arrives is buffered for the builder.
+    @usableFromInline var building: Bool
+    @usableFromInline var buffered: [@Sendable (_Pass?) -> Void] = []
+    /// The derived value's event source, once built; it delivers `outbox` after each pass.
+    @usableFromInline weak var publisher: _DerivedSource<Value>?
+    /// Whether the derived value was ever observed: until then, it does not publish.
+    @usableFromInline var observed = false
+    @usableFromInline var outbox: [GraphEvent<Value>] = []
+
+    @usableFromInline init(latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
         self.latest = latest
         self.terminal = terminal
         self.building = building
