@@ -161,7 +161,8 @@ extension GraphEvent {
 /// State of one operator, touched only by the thread handling its events (one at a time).
 @usableFromInline
 final class _OperatorCell<Value>: @unchecked Sendable {
-    @usableFromInline var value: Value
+    /// Exclusivity is unchecked: one thread at a time handles an operator's events.
+    @exclusivity(unchecked) @usableFromInline var value: Value
 
     @usableFromInline init(_ value: Value) {
         self.value = value

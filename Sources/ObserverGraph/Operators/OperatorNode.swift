@@ -17,7 +17,8 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     /// Removes this node's edges from its parents; run at deinit.
     @usableFromInline var detach: [@Sendable () -> Void] = []
 
-    @usableFromInline init(rank: Int, replays: Bool, latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
+    @usableFromInline
+    init(rank: Int, replays: Bool, latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
         self.rank = rank
         self.replays = replays
         links = GraphLock(_NodeLinks(latest: latest, terminal: terminal, building: building))
@@ -82,8 +83,9 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         _ child: _OperatorNode<Child>, in pass: _Pass? = nil, removedAtDeinit: Bool = true,
         _ handle: @escaping @Sendable (_OperatorNode<Child>, GraphEvent<Value>, _Pass?) -> Void
     ) -> UInt64 {
-        let (id, latest, terminal) = connect { [weak child] event, pass in
-            child?.accept(event, pass, handle)
+        let reference = _WeakReference(child)
+        let (id, latest, terminal) = connect { event, pass in
+            reference.object?.accept(event, pass, handle)
         }
         if removedAtDeinit { child.detach.append { [self] in self.disconnect(id) } }
         if let latest { handle(child, .value(latest), pass) }
@@ -143,8 +145,9 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         }
         let replays = source.pipeline.withLock { $0.current != nil }  // fixed for a source's life
         let node = _OperatorNode(rank: 0, replays: replays, latest: nil, terminal: nil, building: false)
-        let handler: @Sendable (GraphEvent<Value>) -> Void = { [weak node] event in
-            guard let node else { return }
+        let reference = _WeakReference(node)
+        let handler: @Sendable (GraphEvent<Value>) -> Void = { event in
+            guard let node = reference.object else { return }
             forward(node, event)
         }
         // Join the source and read its current value in one critical section of the source: the
@@ -171,6 +174,18 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
             return node
         }
         return (winner as? _OperatorNode<Value>) ?? node
+    }
+}
+
+/// A weak reference held in a constant (a capture list's `weak` is a box whose every read is
+/// checked for exclusivity).
+@usableFromInline
+struct _WeakReference<Object: AnyObject>: @unchecked Sendable {
+    @usableFromInline weak var object: Object?
+
+    @usableFromInline
+    init(_ object: Object) {
+        self.object = object
     }
 }
 

@@ -117,11 +117,13 @@ struct _PropagatorQueue {
 @usableFromInline
 final class _Pass {
     /// Marked nodes, by rank; each runs once per pass.
-    private var marked: [Int: [() -> Void]] = [:]
-    private var markedIDs: Set<ObjectIdentifier> = []
+    /// (Exclusivity is unchecked on the pass's state: only the thread running the pass uses it,
+    /// one call at a time.)
+    @exclusivity(unchecked) private var marked: [Int: [() -> Void]] = [:]
+    @exclusivity(unchecked) private var markedIDs: Set<ObjectIdentifier> = []
     /// What delivers the events of each node that emitted some for its observers (its
     /// `publish`), in the order the nodes first emitted.
-    @usableFromInline var touched: [() -> Void] = []
+    @exclusivity(unchecked) @usableFromInline var touched: [() -> Void] = []
 
     init() {}
 
