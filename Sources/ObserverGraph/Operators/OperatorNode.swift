@@ -64,8 +64,8 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
             }
             var first = false
             if pass != nil, links.observed, links.publisher != nil {
+                first = links.outbox.isEmpty
                 links.outbox.append(event)
-                first = links.outbox.count == 1
             }
             return (links.edges, first)
         }
@@ -232,7 +232,7 @@ struct _NodeLinks<Value: Sendable> {
     @usableFromInline weak var publisher: _DerivedSource<Value>?
     /// Whether the derived value was ever observed: until then, it does not publish.
     @usableFromInline var observed = false
-    @usableFromInline var outbox: [GraphEvent<Value>] = []
+    @usableFromInline var outbox = _Outbox<Value>()
 
     @usableFromInline init(latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
         self.latest = latest

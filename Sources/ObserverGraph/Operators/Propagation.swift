@@ -116,11 +116,13 @@ struct _PropagatorQueue {
 /// node that emitted delivers its events to its observers, in the order the nodes first emitted.
 @usableFromInline
 final class _Pass {
-    /// Marked nodes, by rank; each runs once per pass.
+    /// Marked nodes not run yet, in the order they were marked; each runs once per pass.
     /// (Exclusivity is unchecked on the pass's state: only the thread running the pass uses it,
     /// one call at a time.)
-    @exclusivity(unchecked) private var marked: [Int: [() -> Void]] = [:]
+    @exclusivity(unchecked) private var marked: [(rank: Int, id: ObjectIdentifier, work: () -> Void)] = []
     @exclusivity(unchecked) private var markedIDs: Set<ObjectIdentifier> = []
+    /// The marks being run (kept to reuse its storage).
+    @exclusivity(unchecked) private var running: [(rank: Int, id: ObjectIdentifier, work: () -> Void)] = []
     /// What delivers the events of each node that emitted some for its observers (its
     /// `publish`), in the order the nodes first emitted.
     @exclusivity(unchecked) @usableFromInline var touched: [() -> Void] = []
@@ -134,17 +136,21 @@ final class _Pass {
     func mark(_ node: AnyObject, rank: Int, _ work: @escaping () -> Void) {
         let id = ObjectIdentifier(node)
         guard markedIDs.insert(id).inserted else { return }
-        marked[rank, default: []].append {
-            self.markedIDs.remove(id)
-            work()
-        }
+        marked.append((rank, id, work))
     }
 
     @usableFromInline
     func run() {
-        while let rank = marked.keys.min() {
-            let works = marked.removeValue(forKey: rank) ?? []
-            for work in works { work() }
+        // Runs the marks of the lowest rank, in marking order; the others wait, and marks made
+        // meanwhile queue behind them.
+        while let lowest = marked.lazy.map(\.rank).min() {
+            swap(&marked, &running)
+            for mark in running where mark.rank != lowest { marked.append(mark) }
+            for mark in running where mark.rank == lowest {
+                markedIDs.remove(mark.id)
+                mark.work()
+            }
+            running.removeAll(keepingCapacity: true)
         }
         for publish in touched { publish() }
         touched.removeAll(keepingCapacity: true)
@@ -155,11 +161,11 @@ extension _OperatorNode {
     /// Delivers what this node emitted during the pass to the derived value's observers.
     @inlinable
     func publish() {
-        let (events, publisher) = links.withLock { links in
-            defer { links.outbox = [] }
+        let (outbox, publisher) = links.withLock { links in
+            defer { links.outbox = _Outbox() }
             return (links.outbox, links.publisher)
         }
-        publisher?.publish(events)
+        publisher?.publish(outbox)
     }
 }
 
@@ -191,20 +197,24 @@ final class _DerivedSource<Value: Sendable>: GraphEventSource<Value>, @unchecked
         }
     }
 
-    /// Queues `events` for the observers (values replace the current value when it replays),
-    /// then delivers them unless another thread is delivering. Replaced values are released
-    /// after unlocking.
+    /// Queues the events of `outbox` for the observers (values replace the current value when
+    /// it replays), then delivers them unless another thread is delivering. Replaced values are
+    /// released after unlocking.
     @inlinable
-    func publish(_ events: [GraphEvent<Value>]) {
-        var replaced: [Value] = []
+    func publish(_ outbox: _Outbox<Value>) {
+        var replaced: (first: Value?, more: [Value]) = (nil, [])
         let mustDrain = pipeline.withLock { state -> Bool in
             var mustDrain = false
-            for event in events {
-                guard state.terminal == nil else { break }
+            func take(_ event: GraphEvent<Value>) {
+                guard state.terminal == nil else { return }
                 switch event {
-                case .value:
-                    if replays, let value = event.value {
-                        if let old = state.current { replaced.append(old) }
+                case .value(let value):
+                    if replays {
+                        if replaced.first == nil {
+                            replaced.first = state.current
+                        } else if let old = state.current {
+                            replaced.more.append(old)
+                        }
                         state.current = value
                         state.version &+= 1
                     }
@@ -216,9 +226,28 @@ final class _DerivedSource<Value: Sendable>: GraphEventSource<Value>, @unchecked
                     mustDrain = state.enqueue(.terminate(event, sequence: sequence)) || mustDrain
                 }
             }
+            if let first = outbox.first { take(first) }
+            for event in outbox.more { take(event) }
             return mustDrain
         }
         withExtendedLifetime(replaced) {}
         if mustDrain { _drain(nil) }
+    }
+}
+
+/// The events a node emitted during a pass, for its observers: the first one apart, so that the
+/// usual single event needs no array.
+@usableFromInline
+struct _Outbox<Value: Sendable> {
+    @usableFromInline var first: GraphEvent<Value>?
+    @usableFromInline var more: [GraphEvent<Value>] = []
+
+    @inlinable init() {}
+
+    @inlinable var isEmpty: Bool { first == nil }
+
+    @inlinable
+    mutating func append(_ event: GraphEvent<Value>) {
+        if first == nil { first = event } else { more.append(event) }
     }
 }
