@@ -178,20 +178,24 @@ func _combine<State: _CombineState>(
     _ node: _OperatorNode<State.Output>, _ pass: _Pass?, _ state: _OperatorCell<State>,
     _ output: @escaping (State) -> State.Output?
 ) {
-    let run = {
-        if let error = state.value.failure {
-            node.emit(.failed(error), pass)
-            return
-        }
-        if state.value.fresh, let value = output(state.value) {
-            state.value.markCombined()
-            node.emit(.value(value), pass)
-        }
-        if state.value.allFinished { node.emit(.finished, pass) }
+    guard let pass else { return _combineNow(node, nil, state, output) }
+    // The work is built only when this marks the node (not again for its other inputs).
+    pass.mark(node, rank: node.rank, { _combineNow(node, pass, state, output) })
+}
+
+/// Runs a `combineLatest` node: fails, emits the combination of fresh inputs, or finishes.
+@inlinable
+func _combineNow<State: _CombineState>(
+    _ node: _OperatorNode<State.Output>, _ pass: _Pass?, _ state: _OperatorCell<State>,
+    _ output: (State) -> State.Output?
+) {
+    if let error = state.value.failure {
+        node.emit(.failed(error), pass)
+        return
     }
-    if let pass {
-        pass.mark(node, rank: node.rank, run)
-    } else {
-        run()
+    if state.value.fresh, let value = output(state.value) {
+        state.value.markCombined()
+        node.emit(.value(value), pass)
     }
+    if state.value.allFinished { node.emit(.finished, pass) }
 }

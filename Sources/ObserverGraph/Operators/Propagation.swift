@@ -133,10 +133,10 @@ final class _Pass {
     /// A node marked again after it ran (an input of a higher rank emitted into it, which only a
     /// switching operator can cause) runs again.
     @usableFromInline
-    func mark(_ node: AnyObject, rank: Int, _ work: @escaping () -> Void) {
+    func mark(_ node: AnyObject, rank: Int, _ work: @autoclosure () -> () -> Void) {
         let id = ObjectIdentifier(node)
         guard markedIDs.insert(id).inserted else { return }
-        marked.append((rank, id, work))
+        marked.append((rank, id, work()))
     }
 
     @usableFromInline
