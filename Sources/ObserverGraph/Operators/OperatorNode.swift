@@ -16,6 +16,8 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     private var input: (source: AnyObject, token: SubscriptionToken)?
     /// Removes this node's edges from its parents; run at deinit.
     @usableFromInline var detach: [@Sendable () -> Void] = []
+    /// Makes the parents' edges to this node direct once it is built (used by its builder only).
+    @usableFromInline var whenBuilt: [@Sendable () -> Void] = []
 
     @usableFromInline
     init(rank: Int, replays: Bool, latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
@@ -30,13 +32,21 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     /// Adds an edge to a child and returns what the child starts from, in one critical section:
     /// the child then receives exactly the emissions that follow.
+    /// `direct`: the child is built (see `_Edge.direct`).
     @usableFromInline func connect(
-        _ edge: @escaping @Sendable (GraphEvent<Value>, _Pass?) -> Void
+        direct: Bool, _ edge: @escaping @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void
     ) -> (id: UInt64, latest: Value?, terminal: GraphEvent<Value>?) {
         links.withLock { links in
             links.nextEdge &+= 1
-            links.edges.append(_Edge(id: links.nextEdge, call: edge))
+            links.edges.append(_Edge(id: links.nextEdge, call: edge, direct: direct))
             return (links.nextEdge, links.latest, links.terminal)
+        }
+    }
+
+    /// Marks the edge `id` direct: its child finished building.
+    @usableFromInline func makeDirect(_ id: UInt64) {
+        links.withLock { links in
+            if let index = links.edges.firstIndex(where: { $0.id == id }) { links.edges[index].direct = true }
         }
     }
 
@@ -71,7 +81,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         }
         if firstInOutbox, let pass { pass.touched.append(publish) }
         guard let edges else { return }
-        for edge in edges { edge.call(event, pass) }
+        for edge in edges { edge.call(event, pass, edge.direct) }
     }
 
     /// Connects `child` to this node: `handle` runs for each event this node emits from now on,
@@ -83,10 +93,14 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         _ child: _OperatorNode<Child>, in pass: _Pass? = nil, removedAtDeinit: Bool = true,
         _ handle: @escaping @Sendable (_OperatorNode<Child>, GraphEvent<Value>, _Pass?) -> Void
     ) -> UInt64 {
+        // A built child stays built; one still being built makes the edge direct when it is done.
+        let built = child.links.withLock { !$0.building }
         let reference = _WeakReference(child)
-        let (id, latest, terminal) = connect { event, pass in
-            reference.object?.accept(event, pass, handle)
+        let (id, latest, terminal) = connect(direct: built) { event, pass, direct in
+            guard let child = reference.object else { return }
+            if direct { handle(child, event, pass) } else { child.accept(event, pass, handle) }
         }
+        if !built { child.whenBuilt.append { [self] in self.makeDirect(id) } }
         if removedAtDeinit { child.detach.append { [self] in self.disconnect(id) } }
         if let latest { handle(child, .value(latest), pass) }
         if let terminal { handle(child, terminal, pass) }
@@ -125,7 +139,12 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
                 links.publisher = made
                 return ([], made)
             }
-            if let made { return made }
+            if let made {
+                let flips = whenBuilt
+                whenBuilt = []
+                for flip in flips { flip() }
+                return made
+            }
             for item in work { item(nil) }
         }
     }
@@ -209,12 +228,17 @@ let _inputRegistry = GraphLock<[ObjectIdentifier: _WeakNode]>([:])
 @usableFromInline
 struct _Edge<Value: Sendable> {
     @usableFromInline let id: UInt64
-    @usableFromInline let call: @Sendable (GraphEvent<Value>, _Pass?) -> Void
+    /// Runs the child's operator for an event; its last argument is `direct`.
+    @usableFromInline let call: @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void
+    /// The child is built, so the event goes straight to its operator; until then the child
+    /// checks, under its lock, whether to hand the event to its builder.
+    @usableFromInline var direct: Bool
 
     @usableFromInline
-    init(id: UInt64, call: @escaping @Sendable (GraphEvent<Value>, _Pass?) -> Void) {
+    init(id: UInt64, call: @escaping @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void, direct: Bool) {
         self.id = id
         self.call = call
+        self.direct = direct
     }
 }
 
