@@ -80,6 +80,11 @@ public final class DerivedValue<Value: Sendable>:
         for upstream in upstreams { upstream.addObserver(self, isolation: nil) }
     }
 
+    /// Removes the node's edges from its inputs, which hold it strongly while this value lives.
+    deinit {
+        core.detachAll()
+    }
+
     /// The node that holds this value's observers; also its node as a tracking observer (it is
     /// subscribed to its inputs, which is how snapshots draw the chain).
     ///

@@ -2,7 +2,10 @@
 ///
 /// Plumbing for operators: provided by the kit, with no public members. A node keeps the latest
 /// value it emitted (when it replays one), its terminal event, and the edges to the nodes derived
-/// from it. Edges hold their child weakly; a child holds its parents strongly.
+/// from it. A child holds its parents strongly, and a parent's edges hold the child's node
+/// strongly (so calling it costs no weak load), until the derived value that owns the child goes:
+/// its deinit removes the child's edges (`detachAll`), which breaks the cycle. A source holds its
+/// input node weakly.
 ///
 /// Thread safety: `Sendable`. Emissions happen only inside a propagation pass (one at a time,
 /// process-wide) or while the node is being built (before anyone else can see it).
@@ -14,7 +17,8 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     @usableFromInline let links: GraphLock<_NodeLinks<Value>>
     /// A source's input: the source (kept alive by the input) and the observation feeding it.
     private var input: (source: AnyObject, token: SubscriptionToken)?
-    /// Removes this node's edges from its parents; run at deinit.
+    /// Removes this node's edges from its parents; run by `detachAll` (the owning derived value's
+    /// deinit), or at deinit for what is left.
     @usableFromInline var detach: [@Sendable () -> Void] = []
     /// Makes the parents' edges to this node direct once it is built (used by its builder only).
     @usableFromInline var whenBuilt: [@Sendable () -> Void] = []
@@ -28,6 +32,15 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     deinit {
         for undo in detach { undo() }
+    }
+
+    /// Removes this node's edges from its parents (their closures are released with no lock
+    /// held). Called once, by the deinit of the derived value that owns this node; the node may
+    /// still finish an event a pass is running on another thread, and then delivers nothing.
+    func detachAll() {
+        let undo = detach
+        detach = []
+        for remove in undo { remove() }
     }
 
     /// Adds an edge to a child and returns what the child starts from, in one critical section:
@@ -86,8 +99,9 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     /// Connects `child` to this node: `handle` runs for each event this node emits from now on,
     /// and first for what the child starts from (the latest value, the terminal event), in
-    /// `pass` when connecting during one. The edge holds the child weakly. With `removedAtDeinit`
-    /// the child removes it when it goes; otherwise the caller removes it (`disconnect`).
+    /// `pass` when connecting during one. The edge holds the child strongly. With
+    /// `removedAtDeinit` the child removes it when its derived value goes; otherwise the caller
+    /// removes it (`disconnect`).
     @inlinable @discardableResult
     func attach<Child: Sendable>(
         _ child: _OperatorNode<Child>, in pass: _Pass? = nil, removedAtDeinit: Bool = true,
@@ -95,9 +109,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     ) -> UInt64 {
         // A built child stays built; one still being built makes the edge direct when it is done.
         let built = child.links.withLock { !$0.building }
-        let reference = _WeakReference(child)
         let (id, latest, terminal) = connect(direct: built) { event, pass, direct in
-            guard let child = reference.object else { return }
             if direct { handle(child, event, pass) } else { child.accept(event, pass, handle) }
         }
         if !built { child.whenBuilt.append { [self] in self.makeDirect(id) } }
