@@ -362,7 +362,8 @@ enum Targets {
         let scenario = OperatorChain.chainScenario(plan.operatorSets)
         let label = "operator chain K=\(sizeLabel(plan.operatorSets))"
         let combineTarget = "\(label): kit <= \(formatRatio(operatorMaxRatioToOpenCombine)) OpenCombine"
-        let closureTarget = "\(label): kit <= \(formatRatio(operatorMaxRatioToClosures)) hand-written closures"
+        let closureTarget =
+            "\(label): kit <= \(formatRatio(operatorMaxRatioToClosures)) hand-written closures"
         guard let kit = report.median(scenario, OperatorChain.kit),
             let combine = report.median(scenario, OperatorChain.openCombine),
             let closures = report.median(scenario, OperatorChain.closures),
@@ -376,7 +377,8 @@ enum Targets {
             TargetRow(
                 target: combineTarget, status: status(kit / combine <= operatorMaxRatioToOpenCombine),
                 measured:
-                    "kit \(formatValue(kit)) / OpenCombine \(formatValue(combine)) ns = \(formatRatio(kit / combine))"))
+                    "kit \(formatValue(kit)) / OpenCombine \(formatValue(combine)) ns = "
+                    + formatRatio(kit / combine)))
         report.addTarget(
             TargetRow(
                 target: closureTarget, status: status(kit / closures <= operatorMaxRatioToClosures),

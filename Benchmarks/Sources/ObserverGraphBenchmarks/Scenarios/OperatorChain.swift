@@ -21,7 +21,7 @@ import OpenCombine
 enum OperatorChain {
     static let family = ScenarioFamily(
         id: "operators",
-        summary: "map -> filter -> removeDuplicates and a diamond: kit vs OpenCombine vs closures, ns per set",
+        summary: "map > filter > removeDuplicates, and a diamond: kit, OpenCombine, closures; ns per set",
         run: run)
 
     static let kit = "kit operators"
@@ -212,7 +212,8 @@ private final class Counter {
     func check(_ name: String, _ expected: (count: Int, sum: Int)) {
         verify(
             count == expected.count && sum == expected.sum,
-            "operator chain \(name): \(count) values summing to \(sum), expected \(expected.count) and \(expected.sum)")
+            "operator chain \(name): \(count) values summing to \(sum), "
+                + "expected \(expected.count) and \(expected.sum)")
     }
 }
 
