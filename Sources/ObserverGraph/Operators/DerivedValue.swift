@@ -99,7 +99,8 @@ public final class DerivedValue<Value: Sendable>:
     public var _operatorNode: _OperatorNode<Value> { core }
 
     /// The latest value, when this value replays one (it derives from value sources only) and
-    /// one has passed (a `filter` may not have let one through yet); `nil` otherwise.
+    /// one has passed (a `filter` may not have let one through yet); `nil` otherwise. It changes
+    /// as the propagation pass reaches this value, before the pass delivers to observers.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
