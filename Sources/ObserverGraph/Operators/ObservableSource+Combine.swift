@@ -180,7 +180,7 @@ func _combine<State: _CombineState>(
 ) {
     guard let pass else { return _combineNow(node, nil, state, output) }
     // The work is built only when this marks the node (not again for its other inputs).
-    pass.mark(node, rank: node.rank, { _combineNow(node, pass, state, output) })
+    pass.mark(node, { _combineNow(node, pass, state, output) })
 }
 
 /// Runs a `combineLatest` node: fails, emits the combination of fresh inputs, or finishes.

@@ -22,6 +22,8 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     @usableFromInline var detach: [@Sendable () -> Void] = []
     /// Makes the parents' edges to this node direct once it is built (used by its builder only).
     @usableFromInline var whenBuilt: [@Sendable () -> Void] = []
+    /// Marked in the running pass (see `_Pass.mark`); touched only by the thread running passes.
+    @exclusivity(unchecked) @usableFromInline var isMarked = false
 
     @usableFromInline
     init(rank: Int, replays: Bool, latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {

@@ -107,6 +107,14 @@ struct _PropagatorQueue {
     }
 }
 
+/// A node a pass can mark (`_OperatorNode`).
+@usableFromInline
+protocol _Markable: AnyObject {
+    var isMarked: Bool { get set }
+}
+
+extension _OperatorNode: _Markable {}
+
 /// One propagation pass: what one source change does to the derived nodes, before anything is
 /// delivered. Used only by the thread running it.
 ///
@@ -116,27 +124,31 @@ struct _PropagatorQueue {
 /// node that emitted delivers its events to its observers, in the order the nodes first emitted.
 @usableFromInline
 final class _Pass {
-    /// Marked nodes not run yet, in the order they were marked; each runs once per pass.
-    /// (Exclusivity is unchecked on the pass's state: only the thread running the pass uses it,
-    /// one call at a time.)
-    @exclusivity(unchecked) private var marked: [(rank: Int, id: ObjectIdentifier, work: () -> Void)] = []
-    @exclusivity(unchecked) private var markedIDs: Set<ObjectIdentifier> = []
+    /// Marked nodes not run yet, in the order they were marked; each runs once per pass (a node's
+    /// `isMarked` says it is here). (Exclusivity is unchecked on the pass's state: only the
+    /// thread running the pass uses it, one call at a time.)
+    @exclusivity(unchecked) private var marked: [(rank: Int, node: any _Markable, work: () -> Void)] = []
     /// The marks being run (kept to reuse its storage).
-    @exclusivity(unchecked) private var running: [(rank: Int, id: ObjectIdentifier, work: () -> Void)] = []
+    @exclusivity(unchecked) private var running: [(rank: Int, node: any _Markable, work: () -> Void)] = []
     /// What delivers the events of each node that emitted some for its observers (its
     /// `publish`), in the order the nodes first emitted.
     @exclusivity(unchecked) @usableFromInline var touched: [() -> Void] = []
 
     init() {}
 
-    /// Runs `work` for `node` once, after every node of a lower rank.
-    /// A node marked again after it ran (an input of a higher rank emitted into it, which only a
-    /// switching operator can cause) runs again.
+    /// Runs `work` for `node` once, after every node of a lower rank: nothing when the node is
+    /// marked already. A node marked again after it ran (an input of a higher rank emitted into
+    /// it, which only a switching operator can cause) runs again.
+    @inlinable
+    func mark<Value>(_ node: _OperatorNode<Value>, _ work: @autoclosure () -> () -> Void) {
+        guard !node.isMarked else { return }
+        node.isMarked = true
+        append(node, rank: node.rank, work())
+    }
+
     @usableFromInline
-    func mark(_ node: AnyObject, rank: Int, _ work: @autoclosure () -> () -> Void) {
-        let id = ObjectIdentifier(node)
-        guard markedIDs.insert(id).inserted else { return }
-        marked.append((rank, id, work()))
+    func append(_ node: any _Markable, rank: Int, _ work: @escaping () -> Void) {
+        marked.append((rank, node, work))
     }
 
     @usableFromInline
@@ -147,7 +159,7 @@ final class _Pass {
             swap(&marked, &running)
             for mark in running where mark.rank != lowest { marked.append(mark) }
             for mark in running where mark.rank == lowest {
-                markedIDs.remove(mark.id)
+                mark.node.isMarked = false
                 mark.work()
             }
             running.removeAll(keepingCapacity: true)
