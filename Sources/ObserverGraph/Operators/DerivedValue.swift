@@ -23,7 +23,12 @@ extension GraphEventSource: ObservableSource {
     /// - Complexity: expected O(1).
     @inlinable
     public var _operatorNode: _OperatorNode<Value> {
-        .input(of: self) { node, event in _Propagator.shared.submit(node, event) }
+        .input(of: self) { reference in
+            { event in
+                guard let node = reference.object else { return }
+                _Propagator.shared.submit(node, event)
+            }
+        }
     }
 }
 

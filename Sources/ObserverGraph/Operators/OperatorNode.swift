@@ -165,12 +165,13 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     /// The input node of `source`: one per source, shared by every operator on it, so that one
     /// change of the source starts one propagation pass (what makes diamonds glitch-free).
-    /// `forward` starts the pass for each change of the source (the caller's, so that it is
-    /// specialized where the chain is built; the first caller's is kept).
+    /// `makeHandler` makes what starts the pass for each change of the source, from a weak
+    /// reference to the node (the caller's, so that it is specialized where the chain is built;
+    /// the first caller's is kept).
     @usableFromInline
     static func input(
         of source: GraphEventSource<Value>,
-        forward: @escaping @Sendable (_OperatorNode<Value>, GraphEvent<Value>) -> Void
+        makeHandler: (_WeakReference<_OperatorNode<Value>>) -> @Sendable (GraphEvent<Value>) -> Void
     ) -> _OperatorNode<Value> {
         let key = ObjectIdentifier(source)
         if let existing = _inputRegistry.withLock({ $0[key]?.node }) as? _OperatorNode<Value> {
@@ -178,11 +179,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         }
         let replays = source.pipeline.withLock { $0.current != nil }  // fixed for a source's life
         let node = _OperatorNode(rank: 0, replays: replays, latest: nil, terminal: nil, building: false)
-        let reference = _WeakReference(node)
-        let handler: @Sendable (GraphEvent<Value>) -> Void = { event in
-            guard let node = reference.object else { return }
-            forward(node, event)
-        }
+        let handler = makeHandler(_WeakReference(node))
         // Join the source and read its current value in one critical section of the source: the
         // input then receives exactly the changes that follow.
         let (sink, sweepDue) = source.pipeline.withLock { state in
