@@ -95,6 +95,8 @@ let workloads = [
     "steady": "steady churn: n subscribed, then `rounds` x n random unsubscribe+subscribe pairs",
     "valueset": "set an ObservableValue<Int> observed by one closure, n times",
     "arrayappend": "append n elements to an ObservableArray<Int> observed by ten closures",
+    "chain": "set an ObservableValue<Int> n times through map, filter, removeDuplicates to one observer",
+    "diamond": "set an ObservableValue<Int> n times through map and map into combineLatest",
 ]
 
 let arguments = CommandLine.arguments
@@ -133,6 +135,22 @@ case "unsubscribe-tracking":
 default:
     break
 }
+
+/// The operator workloads' source and observation, built (and warmed by one set) before the
+/// measured section; they count what the observer received.
+let operatorSource = ObservableValue(-1)
+let operatorSum = GraphLock(0)
+let operatorToken: SubscriptionToken? =
+    switch workload {
+    case "chain":
+        operatorSource.map { $0 &* 3 }.filter { $0 % 2 == 0 }.removeDuplicates()
+            .observeValuesNonisolated { v in operatorSum.withLock { $0 &+= v } }
+    case "diamond":
+        operatorSource.map { $0 &* 2 }.combineLatest(operatorSource.map { $0 &+ 1 })
+            .observeValuesNonisolated { v in operatorSum.withLock { $0 &+= v.0 &+ v.1 } }
+    default: nil
+    }
+operatorSource.value = -1
 
 /// Everything the measured section works on, built before it starts.
 struct Fixture {
@@ -189,6 +207,9 @@ func measuredSection(_ f: Fixture) -> Int {
         for i in 0..<f.observers.count { array.append(i) }
         result = sum.withLock { $0 }
         withExtendedLifetime(tokens) {}
+    case "chain", "diamond":
+        for i in 0..<f.observers.count { operatorSource.value = i >> 1 }
+        result = operatorSum.withLock { $0 }
     case "unsubscribe-random":
         for p in f.order where f.subject.removeObserver(f.observers[p]) != nil { result &+= 1 }
     case "subscribe-fresh":
@@ -239,4 +260,5 @@ let result = measuredSection(
         trackers: trackers, weaks: weaks, closures: closures, fresh: fresh, order: order, hand: hand))
 blackHole(result)
 withExtendedLifetime((observers, trackers, weaks, closures, others, fresh, trackerSideTables)) {}
+withExtendedLifetime(operatorToken) {}
 print("\(workload) n=\(n): \(description); result \(result)")

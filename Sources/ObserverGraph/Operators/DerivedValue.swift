@@ -21,7 +21,15 @@ extension GraphEventSource: ObservableSource {
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: expected O(1).
-    public var _operatorNode: _OperatorNode<Value> { .input(of: self) }
+    @inlinable
+    public var _operatorNode: _OperatorNode<Value> {
+        .input(of: self) { reference in
+            { event in
+                guard let node = reference.object else { return }
+                _Propagator.shared.submit(node, event)
+            }
+        }
+    }
 }
 
 /// A read-only value computed by an operator (`map`, `filter`, `combineLatest`, …) from other
@@ -48,8 +56,8 @@ extension GraphEventSource: ObservableSource {
 public final class DerivedValue<Value: Sendable>:
     ObservableSource, GraphTrackingObserver, @unchecked Sendable
 {
-    let core: _OperatorNode<Value>
-    let source: _DerivedSource<Value>
+    @usableFromInline let core: _OperatorNode<Value>
+    @usableFromInline let source: _DerivedSource<Value>
     /// The sources this value derives from, kept alive (and drawn as its subscriptions).
     let upstreams: [any GraphObservable]
     /// The operator's name, like `map`: how the node shows in `GraphSnapshot` exports.
@@ -60,6 +68,7 @@ public final class DerivedValue<Value: Sendable>:
 
     /// Builds a node of rank 1 + the highest input rank: `connect` attaches it to its inputs and
     /// computes what it starts from; work arriving meanwhile is run before it is published.
+    @usableFromInline
     init(
         _ name: String, upstreams: [any GraphObservable], ranks: [Int], replays: Bool,
         connect: (_OperatorNode<Value>) -> Void
@@ -76,6 +85,11 @@ public final class DerivedValue<Value: Sendable>:
         for upstream in upstreams { upstream.addObserver(self, isolation: nil) }
     }
 
+    /// Removes the node's edges from its inputs, which hold it strongly while this value lives.
+    deinit {
+        core.detachAll()
+    }
+
     /// The node that holds this value's observers; also its node as a tracking observer (it is
     /// subscribed to its inputs, which is how snapshots draw the chain).
     ///
@@ -90,12 +104,13 @@ public final class DerivedValue<Value: Sendable>:
     public var _operatorNode: _OperatorNode<Value> { core }
 
     /// The latest value, when this value replays one (it derives from value sources only) and
-    /// one has passed (a `filter` may not have let one through yet); `nil` otherwise.
+    /// one has passed (a `filter` may not have let one through yet); `nil` otherwise. It changes
+    /// as the propagation pass reaches this value, before the pass delivers to observers.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
     public var value: Value? {
-        source.pipeline.withLock { $0.current }
+        core.links.withLock { $0.latest }
     }
 
     /// The terminal event, once an input's termination ended this value.
@@ -103,10 +118,27 @@ public final class DerivedValue<Value: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
     public var terminalEvent: GraphEvent<Value>? {
-        source.terminalEvent
+        core.links.withLock { $0.terminal }
     }
 
-    private func keeping(_ token: SubscriptionToken) -> SubscriptionToken {
+    /// The event source, publishing from now on: a derived value that nobody observed skips
+    /// its source (its observers' queue), so that the inner links of a chain cost only their
+    /// operator. On the first observation the source takes the value and the terminal event
+    /// reached, in one critical section with the node (the node's lock, then the source's), so
+    /// the observer then receives exactly what follows. A replaced value is released unlocked.
+    @usableFromInline
+    func publishing() -> _DerivedSource<Value> {
+        let replaced = core.links.withLock { links -> Value? in
+            guard !links.observed else { return nil }
+            links.observed = true
+            return source.catchUp(latest: links.latest, terminal: links.terminal)
+        }
+        withExtendedLifetime(replaced) {}
+        return source
+    }
+
+    @usableFromInline
+    func keeping(_ token: SubscriptionToken) -> SubscriptionToken {
         SubscriptionToken(_KeepAliveTarget(token: token, owner: self))
     }
 }
@@ -121,10 +153,11 @@ extension DerivedValue {
     /// Callbacks: `handler`, on `isolation` only; the latest value first when it replays.
     /// - Returns: the token that keeps the observation alive. Keep it.
     /// - Complexity: expected O(1).
+    @inlinable
     public func observe(
         isolation: isolated any Actor = #isolation, _ handler: @escaping (GraphEvent<Value>) -> Void
     ) -> SubscriptionToken {
-        keeping(source._observe(mode: .actor(isolation), drainer: isolation, handler))
+        keeping(publishing()._observe(mode: .actor(isolation), drainer: isolation, handler))
     }
 
     /// Observes only the values, on the caller's actor (see `observe(isolation:_:)`).
@@ -132,10 +165,11 @@ extension DerivedValue {
     /// Thread safety: as `observe(isolation:_:)`. Callbacks: `handler` per value, on `isolation`.
     /// - Returns: the token that keeps the observation (and this value) alive.
     /// - Complexity: expected O(1).
+    @inlinable
     public func observeValues(
         isolation: isolated any Actor = #isolation, _ handler: @escaping (Value) -> Void
     ) -> SubscriptionToken {
-        keeping(source.observeValues(isolation: isolation, handler))
+        keeping(publishing().observeValues(isolation: isolation, handler))
     }
 
     /// Observes with a `@Sendable` closure run on `queue`, as `GraphEventSource.observe(on:_:)`.
@@ -143,10 +177,11 @@ extension DerivedValue {
     /// Thread safety: safe from any thread. Callbacks: `handler`, on `queue`.
     /// - Returns: the token that keeps the observation (and this value) alive.
     /// - Complexity: expected O(1); each delivery is one `queue.async`.
+    @inlinable
     public func observe(
         on queue: DispatchQueue, _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
     ) -> SubscriptionToken {
-        keeping(source.observe(on: queue, handler))
+        keeping(publishing().observe(on: queue, handler))
     }
 
     /// Observes only the values with a `@Sendable` closure run on `queue`.
@@ -154,10 +189,11 @@ extension DerivedValue {
     /// Thread safety: safe from any thread. Callbacks: `handler` per value, on `queue`.
     /// - Returns: the token that keeps the observation (and this value) alive.
     /// - Complexity: as `observe(on:_:)`.
+    @inlinable
     public func observeValues(
         on queue: DispatchQueue, _ handler: @escaping @Sendable (Value) -> Void
     ) -> SubscriptionToken {
-        keeping(source.observeValues(on: queue, handler))
+        keeping(publishing().observeValues(on: queue, handler))
     }
 
     /// Observes with a `@Sendable` closure called on the thread that propagates each change
@@ -166,10 +202,11 @@ extension DerivedValue {
     /// Thread safety: safe from any thread. Callbacks: `handler`, on the propagating thread.
     /// - Returns: the token that keeps the observation (and this value) alive.
     /// - Complexity: expected O(1).
+    @inlinable
     public func observeNonisolated(
         _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
     ) -> SubscriptionToken {
-        keeping(source.observeNonisolated(handler))
+        keeping(publishing().observeNonisolated(handler))
     }
 
     /// Observes only the values with a `@Sendable` closure called on the propagating thread.
@@ -177,10 +214,11 @@ extension DerivedValue {
     /// Thread safety: safe from any thread. Callbacks: `handler` per value.
     /// - Returns: the token that keeps the observation (and this value) alive.
     /// - Complexity: expected O(1).
+    @inlinable
     public func observeValuesNonisolated(
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> SubscriptionToken {
-        keeping(source.observeValuesNonisolated(handler))
+        keeping(publishing().observeValuesNonisolated(handler))
     }
 
     /// The values as an `AsyncSequence`, as `GraphEventSource.values(bufferingPolicy:)`; the
@@ -201,30 +239,5 @@ extension DerivedValue {
             }
             continuation.onTermination = { _ in token.cancel() }
         }
-    }
-}
-
-/// What a derived value's token cancels: the observation, while keeping the value alive.
-final class _KeepAliveTarget: _SubscriptionTarget {
-    let token: SubscriptionToken
-    /// The derived value, released when the observation is cancelled.
-    let owner: GraphLock<(any Sendable & AnyObject)?>
-
-    init(token: SubscriptionToken, owner: any Sendable & AnyObject) {
-        self.token = token
-        self.owner = GraphLock(owner)
-    }
-
-    func _cancel() {
-        token.cancel()
-        let released = owner.withLock { owner in
-            defer { owner = nil }
-            return owner
-        }
-        withExtendedLifetime(released) {}
-    }
-
-    var _isClosed: Bool {
-        token.isCancelled
     }
 }

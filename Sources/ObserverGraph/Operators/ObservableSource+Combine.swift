@@ -12,6 +12,7 @@ extension ObservableSource {
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1) per input event; at most one result per propagation pass.
+    @inlinable
     public func combineLatest<Other: ObservableSource>(
         _ other: Other
     ) -> DerivedValue<(Value, Other.Value)> {
@@ -37,6 +38,7 @@ extension ObservableSource {
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1) per input event; at most one result per propagation pass.
+    @inlinable
     public func combineLatest<Second: ObservableSource, Third: ObservableSource>(
         _ second: Second, _ third: Third
     ) -> DerivedValue<(Value, Second.Value, Third.Value)> {
@@ -91,13 +93,17 @@ extension ObservableSource {
 }
 
 /// One input of a `combineLatest`: its latest value and whether it finished.
+@usableFromInline
 struct _LatestInput<Value> {
-    var value: Value?
-    var finished = false
-    var failure: (any Error)?
+    @usableFromInline var value: Value?
+    @usableFromInline var finished = false
+    @usableFromInline var failure: (any Error)?
     /// A value arrived since the node last ran.
-    var fresh = false
+    @usableFromInline var fresh = false
 
+    @inlinable init() {}
+
+    @inlinable
     mutating func take(_ event: GraphEvent<Value>) {
         switch event {
         case .value(let value):
@@ -110,6 +116,7 @@ struct _LatestInput<Value> {
 }
 
 /// What a `combineLatest` node looks at when it runs.
+@usableFromInline
 protocol _CombineState {
     associatedtype Output
     var output: Output? { get }
@@ -120,64 +127,75 @@ protocol _CombineState {
     mutating func markCombined()
 }
 
+@usableFromInline
 struct _Latest2<A, B>: _CombineState {
-    var a = _LatestInput<A>()
-    var b = _LatestInput<B>()
-    var fresh: Bool { a.fresh || b.fresh }
+    @usableFromInline var a = _LatestInput<A>()
+    @usableFromInline var b = _LatestInput<B>()
+    @inlinable var fresh: Bool { a.fresh || b.fresh }
 
-    mutating func markCombined() {
+    @inlinable init() {}
+
+    @inlinable mutating func markCombined() {
         a.fresh = false
         b.fresh = false
     }
 
-    var output: (A, B)? {
+    @inlinable var output: (A, B)? {
         guard let a = a.value, let b = b.value else { return nil }
         return (a, b)
     }
-    var failure: (any Error)? { a.failure ?? b.failure }
-    var allFinished: Bool { a.finished && b.finished }
+    @inlinable var failure: (any Error)? { a.failure ?? b.failure }
+    @inlinable var allFinished: Bool { a.finished && b.finished }
 }
 
+@usableFromInline
 struct _Latest3<A, B, C>: _CombineState {
-    var a = _LatestInput<A>()
-    var b = _LatestInput<B>()
-    var c = _LatestInput<C>()
-    var fresh: Bool { a.fresh || b.fresh || c.fresh }
+    @usableFromInline var a = _LatestInput<A>()
+    @usableFromInline var b = _LatestInput<B>()
+    @usableFromInline var c = _LatestInput<C>()
+    @inlinable var fresh: Bool { a.fresh || b.fresh || c.fresh }
 
-    mutating func markCombined() {
+    @inlinable init() {}
+
+    @inlinable mutating func markCombined() {
         a.fresh = false
         b.fresh = false
         c.fresh = false
     }
 
-    var output: (A, B, C)? {
+    @inlinable var output: (A, B, C)? {
         guard let a = a.value, let b = b.value, let c = c.value else { return nil }
         return (a, b, c)
     }
-    var failure: (any Error)? { a.failure ?? b.failure ?? c.failure }
-    var allFinished: Bool { a.finished && b.finished && c.finished }
+    @inlinable var failure: (any Error)? { a.failure ?? b.failure ?? c.failure }
+    @inlinable var allFinished: Bool { a.finished && b.finished && c.finished }
 }
 
 /// Runs a `combineLatest` node: at once while it is being built, otherwise once per pass, after
 /// every node of lower rank (so it sees every input this pass changes).
+@inlinable
 func _combine<State: _CombineState>(
     _ node: _OperatorNode<State.Output>, _ pass: _Pass?, _ state: _OperatorCell<State>,
     _ output: @escaping (State) -> State.Output?
 ) {
-    let run = {
-        if let error = state.value.failure {
-            node.emit(.failed(error), pass)
-            return
-        }
-        if state.value.fresh, let value = output(state.value) {
-            state.value.markCombined()
-            node.emit(.value(value), pass)
-        }
-        if state.value.allFinished { node.emit(.finished, pass) }
+    guard let pass else { return _combineNow(node, nil, state, output) }
+    // The work is built only when this marks the node (not again for its other inputs).
+    pass.mark(node, { _combineNow(node, pass, state, output) })
+}
+
+/// Runs a `combineLatest` node: fails, emits the combination of fresh inputs, or finishes.
+@inlinable
+func _combineNow<State: _CombineState>(
+    _ node: _OperatorNode<State.Output>, _ pass: _Pass?, _ state: _OperatorCell<State>,
+    _ output: (State) -> State.Output?
+) {
+    if let error = state.value.failure {
+        node.emit(.failed(error), pass)
+        return
     }
-    if let pass {
-        pass.mark(node, rank: node.rank, run)
-    } else {
-        run()
+    if state.value.fresh, let value = output(state.value) {
+        state.value.markCombined()
+        node.emit(.value(value), pass)
     }
+    if state.value.allFinished { node.emit(.finished, pass) }
 }

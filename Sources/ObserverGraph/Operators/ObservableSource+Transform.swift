@@ -12,6 +12,7 @@
 ///   plus the delivery to the result's observers.
 extension ObservableSource {
     /// A derived value built on this source with `handle` as its operator.
+    @inlinable
     func _derive<Output: Sendable>(
         _ name: String, replays: Bool? = nil,
         _ handle: @escaping @Sendable (_OperatorNode<Output>, GraphEvent<Value>, _Pass?) -> Void
@@ -30,6 +31,7 @@ extension ObservableSource {
     /// Thread safety: safe from any thread. Callbacks: the closure, on the thread propagating the
     /// change, with no lock held (see the common rules above).
     /// - Complexity: O(1) per event plus one call of the closure.
+    @inlinable
     public func map<Output: Sendable>(
         _ transform: @escaping @Sendable (Value) -> Output
     ) -> DerivedValue<Output> {
@@ -44,6 +46,7 @@ extension ObservableSource {
     /// Thread safety: safe from any thread. Callbacks: the closure, on the thread propagating the
     /// change, with no lock held (see the common rules above).
     /// - Complexity: O(1) per event plus one call of the closure.
+    @inlinable
     public func compactMap<Output: Sendable>(
         _ transform: @escaping @Sendable (Value) -> Output?
     ) -> DerivedValue<Output> {
@@ -61,6 +64,7 @@ extension ObservableSource {
     /// Thread safety: safe from any thread. Callbacks: the closure, on the thread propagating the
     /// change, with no lock held (see the common rules above).
     /// - Complexity: O(1) per event plus one call of the closure.
+    @inlinable
     public func filter(_ isIncluded: @escaping @Sendable (Value) -> Bool) -> DerivedValue<Value> {
         _derive("filter") { node, event, pass in
             if case .value(let value) = event, !isIncluded(value) { return }
@@ -74,6 +78,7 @@ extension ObservableSource {
     /// Thread safety: safe from any thread. Callbacks: the closure, on the thread propagating the
     /// change, with no lock held (see the common rules above).
     /// - Complexity: O(1) per event plus one call of the closure.
+    @inlinable
     public func removeDuplicates(
         by isDuplicate: @escaping @Sendable (Value, Value) -> Bool
     ) -> DerivedValue<Value> {
@@ -96,6 +101,7 @@ extension ObservableSource {
     /// Thread safety: safe from any thread. Callbacks: the closure, on the thread propagating the
     /// change, with no lock held (see the common rules above).
     /// - Complexity: O(1) per event plus one call of the closure.
+    @inlinable
     public func scan<Result: Sendable>(
         _ initial: Result, _ next: @escaping @Sendable (Result, Value) -> Result
     ) -> DerivedValue<Result> {
@@ -134,6 +140,7 @@ extension ObservableSource where Value: Equatable {
     /// Thread safety: safe from any thread. Callbacks: the closure, on the thread propagating the
     /// change, with no lock held (see the common rules above).
     /// - Complexity: O(1) per event plus one call of the closure.
+    @inlinable
     public func removeDuplicates() -> DerivedValue<Value> {
         removeDuplicates(by: ==)
     }
@@ -141,6 +148,7 @@ extension ObservableSource where Value: Equatable {
 
 extension GraphEvent {
     /// The same event with its value transformed.
+    @inlinable
     func mapValue<Output>(_ transform: (Value) -> Output) -> GraphEvent<Output> {
         switch self {
         case .value(let value): return .value(transform(value))
@@ -151,10 +159,12 @@ extension GraphEvent {
 }
 
 /// State of one operator, touched only by the thread handling its events (one at a time).
+@usableFromInline
 final class _OperatorCell<Value>: @unchecked Sendable {
-    var value: Value
+    /// Exclusivity is unchecked: one thread at a time handles an operator's events.
+    @exclusivity(unchecked) @usableFromInline var value: Value
 
-    init(_ value: Value) {
+    @usableFromInline init(_ value: Value) {
         self.value = value
     }
 }

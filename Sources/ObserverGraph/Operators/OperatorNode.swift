@@ -2,21 +2,30 @@
 ///
 /// Plumbing for operators: provided by the kit, with no public members. A node keeps the latest
 /// value it emitted (when it replays one), its terminal event, and the edges to the nodes derived
-/// from it. Edges hold their child weakly; a child holds its parents strongly.
+/// from it. A child holds its parents strongly, and a parent's edges hold the child's node
+/// strongly (so calling it costs no weak load), until the derived value that owns the child goes:
+/// its deinit removes the child's edges (`detachAll`), which breaks the cycle. A source holds its
+/// input node weakly.
 ///
 /// Thread safety: `Sendable`. Emissions happen only inside a propagation pass (one at a time,
 /// process-wide) or while the node is being built (before anyone else can see it).
 public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     /// 0 for a source's input; 1 + the highest rank of the parents otherwise.
-    let rank: Int
+    @usableFromInline let rank: Int
     /// Whether a new child starts from the latest value (value sources and what derives from them).
-    let replays: Bool
-    let links: GraphLock<_NodeLinks<Value>>
+    @usableFromInline let replays: Bool
+    @usableFromInline let links: GraphLock<_NodeLinks<Value>>
     /// A source's input: the source (kept alive by the input) and the observation feeding it.
     private var input: (source: AnyObject, token: SubscriptionToken)?
-    /// Removes this node's edges from its parents; run at deinit.
-    var detach: [@Sendable () -> Void] = []
+    /// Removes this node's edges from its parents; run by `detachAll` (the owning derived value's
+    /// deinit), or at deinit for what is left.
+    @usableFromInline var detach: [@Sendable () -> Void] = []
+    /// Makes the parents' edges to this node direct once it is built (used by its builder only).
+    @usableFromInline var whenBuilt: [@Sendable () -> Void] = []
+    /// Marked in the running pass (see `_Pass.mark`); touched only by the thread running passes.
+    @exclusivity(unchecked) @usableFromInline var isMarked = false
 
+    @usableFromInline
     init(rank: Int, replays: Bool, latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
         self.rank = rank
         self.replays = replays
@@ -27,20 +36,37 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         for undo in detach { undo() }
     }
 
+    /// Removes this node's edges from its parents (their closures are released with no lock
+    /// held). Called once, by the deinit of the derived value that owns this node; the node may
+    /// still finish an event a pass is running on another thread, and then delivers nothing.
+    func detachAll() {
+        let undo = detach
+        detach = []
+        for remove in undo { remove() }
+    }
+
     /// Adds an edge to a child and returns what the child starts from, in one critical section:
     /// the child then receives exactly the emissions that follow.
-    func connect(
-        _ edge: @escaping @Sendable (GraphEvent<Value>, _Pass?) -> Void
+    /// `direct`: the child is built (see `_Edge.direct`).
+    @usableFromInline func connect(
+        direct: Bool, _ edge: @escaping @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void
     ) -> (id: UInt64, latest: Value?, terminal: GraphEvent<Value>?) {
         links.withLock { links in
             links.nextEdge &+= 1
-            links.edges.append((links.nextEdge, edge))
+            links.edges.append(_Edge(id: links.nextEdge, call: edge, direct: direct))
             return (links.nextEdge, links.latest, links.terminal)
         }
     }
 
-    func disconnect(_ id: UInt64) {
-        let removed = links.withLock { links -> [(UInt64, _NodeLinks<Value>.Edge)] in
+    /// Marks the edge `id` direct: its child finished building.
+    @usableFromInline func makeDirect(_ id: UInt64) {
+        links.withLock { links in
+            if let index = links.edges.firstIndex(where: { $0.id == id }) { links.edges[index].direct = true }
+        }
+    }
+
+    @usableFromInline func disconnect(_ id: UInt64) {
+        let removed = links.withLock { links -> [_Edge<Value>] in
             guard let index = links.edges.firstIndex(where: { $0.id == id }) else { return [] }
             return [links.edges.remove(at: index)]
         }
@@ -49,35 +75,46 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     /// Emits `event` to the children (and, after the pass, to the derived value's observers).
     /// Nothing after a terminal event. `pass` is `nil` while the node is being built.
+    ///
+    /// Inlinable, like the rest of the propagation path, so that a chain built in a client is
+    /// specialized there for its value types: unspecialized generic code spends most of a set
+    /// looking up type metadata.
+    @inlinable
     func emit(_ event: GraphEvent<Value>, _ pass: _Pass?) {
-        let edges = links.withLock { links -> [(id: UInt64, edge: _NodeLinks<Value>.Edge)]? in
-            guard links.terminal == nil else { return nil }
+        let (edges, firstInOutbox) = links.withLock { links -> ([_Edge<Value>]?, Bool) in
+            guard links.terminal == nil else { return (nil, false) }
             switch event {
             case .value(let value): if replays { links.latest = value }
             case .finished, .failed: links.terminal = event
             }
-            if links.publisher != nil, pass != nil {
+            var first = false
+            if pass != nil, links.observed, links.publisher != nil {
+                first = links.outbox.isEmpty
                 links.outbox.append(event)
-                if links.outbox.count == 1 { pass?.touched.append(self) }
             }
-            return links.edges
+            return (links.edges, first)
         }
+        if firstInOutbox, let pass { pass.touched.append(publish) }
         guard let edges else { return }
-        for (_, edge) in edges { edge(event, pass) }
+        for edge in edges { edge.call(event, pass, edge.direct) }
     }
 
     /// Connects `child` to this node: `handle` runs for each event this node emits from now on,
     /// and first for what the child starts from (the latest value, the terminal event), in
-    /// `pass` when connecting during one. The edge holds the child weakly. With `removedAtDeinit`
-    /// the child removes it when it goes; otherwise the caller removes it (`disconnect`).
-    @discardableResult
+    /// `pass` when connecting during one. The edge holds the child strongly. With
+    /// `removedAtDeinit` the child removes it when its derived value goes; otherwise the caller
+    /// removes it (`disconnect`).
+    @inlinable @discardableResult
     func attach<Child: Sendable>(
         _ child: _OperatorNode<Child>, in pass: _Pass? = nil, removedAtDeinit: Bool = true,
         _ handle: @escaping @Sendable (_OperatorNode<Child>, GraphEvent<Value>, _Pass?) -> Void
     ) -> UInt64 {
-        let (id, latest, terminal) = connect { [weak child] event, pass in
-            child?.accept(event, pass, handle)
+        // A built child stays built; one still being built makes the edge direct when it is done.
+        let built = child.links.withLock { !$0.building }
+        let (id, latest, terminal) = connect(direct: built) { event, pass, direct in
+            if direct { handle(child, event, pass) } else { child.accept(event, pass, handle) }
         }
+        if !built { child.whenBuilt.append { [self] in self.makeDirect(id) } }
         if removedAtDeinit { child.detach.append { [self] in self.disconnect(id) } }
         if let latest { handle(child, .value(latest), pass) }
         if let terminal { handle(child, terminal, pass) }
@@ -86,6 +123,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     /// Runs `handle` now, or, while this node is still being built on another thread, hands it
     /// to the builder (which runs it before publishing the node).
+    @inlinable
     func accept<Input: Sendable>(
         _ event: GraphEvent<Input>, _ pass: _Pass?,
         _ handle: @escaping @Sendable (_OperatorNode<Value>, GraphEvent<Input>, _Pass?) -> Void
@@ -115,24 +153,33 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
                 links.publisher = made
                 return ([], made)
             }
-            if let made { return made }
+            if let made {
+                let flips = whenBuilt
+                whenBuilt = []
+                for flip in flips { flip() }
+                return made
+            }
             for item in work { item(nil) }
         }
     }
 
     /// The input node of `source`: one per source, shared by every operator on it, so that one
     /// change of the source starts one propagation pass (what makes diamonds glitch-free).
-    static func input(of source: GraphEventSource<Value>) -> _OperatorNode<Value> {
+    /// `makeHandler` makes what starts the pass for each change of the source, from a weak
+    /// reference to the node (the caller's, so that it is specialized where the chain is built;
+    /// the first caller's is kept).
+    @usableFromInline
+    static func input(
+        of source: GraphEventSource<Value>,
+        makeHandler: (_WeakReference<_OperatorNode<Value>>) -> @Sendable (GraphEvent<Value>) -> Void
+    ) -> _OperatorNode<Value> {
         let key = ObjectIdentifier(source)
         if let existing = _inputRegistry.withLock({ $0[key]?.node }) as? _OperatorNode<Value> {
             return existing
         }
         let replays = source.pipeline.withLock { $0.current != nil }  // fixed for a source's life
         let node = _OperatorNode(rank: 0, replays: replays, latest: nil, terminal: nil, building: false)
-        let handler: @Sendable (GraphEvent<Value>) -> Void = { [weak node] event in
-            guard let node else { return }
-            _Propagator.shared.submit { pass in node.emit(event, pass) }
-        }
+        let handler = makeHandler(_WeakReference(node))
         // Join the source and read its current value in one critical section of the source: the
         // input then receives exactly the changes that follow.
         let (sink, sweepDue) = source.pipeline.withLock { state in
@@ -160,6 +207,18 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     }
 }
 
+/// A weak reference held in a constant (a capture list's `weak` is a box whose every read is
+/// checked for exclusivity).
+@usableFromInline
+struct _WeakReference<Object: AnyObject>: @unchecked Sendable {
+    @usableFromInline weak var object: Object?
+
+    @usableFromInline
+    init(_ object: Object) {
+        self.object = object
+    }
+}
+
 /// A weak reference to an input node, for the registry.
 final class _WeakNode: @unchecked Sendable {
     weak var node: AnyObject?
@@ -174,24 +233,3 @@ final class _WeakNode: @unchecked Sendable {
 /// The input node of each source that has operators, by source identity. An input keeps its
 /// source alive, so a live entry's key is never reused; dead entries go when their node does.
 let _inputRegistry = GraphLock<[ObjectIdentifier: _WeakNode]>([:])
-
-/// What a node holds under its lock.
-struct _NodeLinks<Value: Sendable> {
-    typealias Edge = @Sendable (GraphEvent<Value>, _Pass?) -> Void
-    var latest: Value?
-    var terminal: GraphEvent<Value>?
-    var edges: [(id: UInt64, edge: Edge)] = []
-    var nextEdge: UInt64 = 0
-    /// Being built: work that arrives is buffered for the builder.
-    var building: Bool
-    var buffered: [@Sendable (_Pass?) -> Void] = []
-    /// The derived value's event source, once built; it delivers `outbox` after each pass.
-    weak var publisher: _DerivedSource<Value>?
-    var outbox: [GraphEvent<Value>] = []
-
-    init(latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
-        self.latest = latest
-        self.terminal = terminal
-        self.building = building
-    }
-}

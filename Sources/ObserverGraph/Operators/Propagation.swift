@@ -9,11 +9,50 @@ import Dispatch
 /// thread has run its job too, so a set still returns after its derived values delivered to
 /// their nonisolated observers (they run on the other thread). No lock is held while a job runs
 /// operator closures or delivers to observers.
+@usableFromInline
 final class _Propagator: @unchecked Sendable {
-    static let shared = _Propagator()
+    @usableFromInline static let shared = _Propagator()
 
     private let queue = GraphLock(_PropagatorQueue())
+    /// The one pass object, reused by every pass (passes run one at a time); touched only by the
+    /// thread running passes.
+    private let reusablePass = _Pass()
 
+    /// Submits `event` of the input `node`: when no pass is running, runs it at once on this
+    /// thread (then what was queued meanwhile), with no job allocated; otherwise as a job.
+    @inlinable
+    func submit<Value: Sendable>(_ node: _OperatorNode<Value>, _ event: GraphEvent<Value>) {
+        guard let pass = beginIfIdle() else {
+            submit { pass in node.emit(event, pass) }
+            return
+        }
+        node.emit(event, pass)
+        pass.run()
+        runQueued()
+    }
+
+    /// Makes this thread the runner and returns the pass to run, when no pass is running.
+    @usableFromInline
+    func beginIfIdle() -> _Pass? {
+        let thread = _currentThreadID()
+        let began = queue.withLock { queue -> Bool in
+            guard !queue.running else { return false }
+            queue.running = true
+            queue.runner = thread
+            return true
+        }
+        return began ? reusablePass : nil
+    }
+
+    /// Runs the jobs queued while this thread ran passes, until the queue is empty.
+    @usableFromInline
+    func runQueued() {
+        // Each job (and what it captured) is released when `runNext` returns, before its
+        // waiting submitter is woken.
+        while case (true, let done) = runNext() { done?.signal() }
+    }
+
+    @usableFromInline
     func submit(_ job: @escaping @Sendable (_Pass) -> Void) {
         let thread = _currentThreadID()
         let (mustRun, wait) = queue.withLock { queue -> (Bool, DispatchSemaphore?) in
@@ -33,15 +72,13 @@ final class _Propagator: @unchecked Sendable {
         }
         if let wait { wait.wait() }
         guard mustRun else { return }
-        // The job (and what it captured) is released when `runNext` returns, before its
-        // waiting submitter is woken.
-        while case (true, let done) = runNext() { done?.signal() }
+        runQueued()
     }
 
     /// Runs the next job and its pass; `false` when the queue is empty (and no longer running).
     private func runNext() -> (ran: Bool, done: DispatchSemaphore?) {
         guard let (job, done) = queue.withLock({ $0.next() }) else { return (false, nil) }
-        let pass = _Pass()
+        let pass = reusablePass
         job(pass)
         pass.run()
         return (true, done)
@@ -70,6 +107,14 @@ struct _PropagatorQueue {
     }
 }
 
+/// A node a pass can mark (`_OperatorNode`).
+@usableFromInline
+protocol _Markable: AnyObject {
+    var isMarked: Bool { get set }
+}
+
+extension _OperatorNode: _Markable {}
+
 /// One propagation pass: what one source change does to the derived nodes, before anything is
 /// delivered. Used only by the thread running it.
 ///
@@ -77,88 +122,49 @@ struct _PropagatorQueue {
 /// inputs (`combineLatest`) is only marked: marked nodes run in rank order once every node of
 /// lower rank is done, so each sees all of this change's inputs at once, and runs once. Then every
 /// node that emitted delivers its events to its observers, in the order the nodes first emitted.
+@usableFromInline
 final class _Pass {
-    /// Marked nodes, by rank; each runs once per pass.
-    private var marked: [Int: [() -> Void]] = [:]
-    private var markedIDs: Set<ObjectIdentifier> = []
-    /// Nodes with events for their observers.
-    var touched: [any _Publishing] = []
+    /// Marked nodes not run yet, in the order they were marked; each runs once per pass (a node's
+    /// `isMarked` says it is here). (Exclusivity is unchecked on the pass's state: only the
+    /// thread running the pass uses it, one call at a time.)
+    @exclusivity(unchecked) private var marked: [(rank: Int, node: any _Markable, work: () -> Void)] = []
+    /// The marks being run (kept to reuse its storage).
+    @exclusivity(unchecked) private var running: [(rank: Int, node: any _Markable, work: () -> Void)] = []
+    /// What delivers the events of each node that emitted some for its observers (its
+    /// `publish`), in the order the nodes first emitted.
+    @exclusivity(unchecked) @usableFromInline var touched: [() -> Void] = []
 
-    /// Runs `work` for `node` once, after every node of a lower rank.
-    /// A node marked again after it ran (an input of a higher rank emitted into it, which only a
-    /// switching operator can cause) runs again.
-    func mark(_ node: AnyObject, rank: Int, _ work: @escaping () -> Void) {
-        let id = ObjectIdentifier(node)
-        guard markedIDs.insert(id).inserted else { return }
-        marked[rank, default: []].append {
-            self.markedIDs.remove(id)
-            work()
-        }
+    init() {}
+
+    /// Runs `work` for `node` once, after every node of a lower rank: nothing when the node is
+    /// marked already. A node marked again after it ran (an input of a higher rank emitted into
+    /// it, which only a switching operator can cause) runs again.
+    @inlinable
+    func mark<Value>(_ node: _OperatorNode<Value>, _ work: @autoclosure () -> () -> Void) {
+        guard !node.isMarked else { return }
+        node.isMarked = true
+        append(node, rank: node.rank, work())
     }
 
+    @usableFromInline
+    func append(_ node: any _Markable, rank: Int, _ work: @escaping () -> Void) {
+        marked.append((rank, node, work))
+    }
+
+    @usableFromInline
     func run() {
-        while let rank = marked.keys.min() {
-            let works = marked.removeValue(forKey: rank) ?? []
-            for work in works { work() }
-        }
-        for node in touched { node.publish() }
-        touched = []
-    }
-}
-
-/// A node that delivers what it emitted during a pass.
-protocol _Publishing: AnyObject {
-    func publish()
-}
-
-extension _OperatorNode: _Publishing {
-    func publish() {
-        let (events, publisher) = links.withLock { links in
-            defer { links.outbox = [] }
-            return (links.outbox, links.publisher)
-        }
-        publisher?.publish(events)
-    }
-}
-
-/// The event source inside a `DerivedValue`: its observers, its replayed value, its delivery
-/// queue. Fed only by propagation passes.
-final class _DerivedSource<Value: Sendable>: GraphEventSource<Value>, @unchecked Sendable {
-    let replays: Bool
-
-    init(current: Value?, terminal: GraphEvent<Value>?, replays: Bool) {
-        self.replays = replays
-        super.init(current: replays ? current : nil)
-        pipeline.withLock { $0.terminal = terminal }
-    }
-
-    /// Queues `events` for the observers (values replace the current value when it replays),
-    /// then delivers them unless another thread is delivering. Replaced values are released
-    /// after unlocking.
-    func publish(_ events: [GraphEvent<Value>]) {
-        var replaced: [Value] = []
-        let mustDrain = pipeline.withLock { state -> Bool in
-            var mustDrain = false
-            for event in events {
-                guard state.terminal == nil else { break }
-                switch event {
-                case .value:
-                    if replays, let value = event.value {
-                        if let old = state.current { replaced.append(old) }
-                        state.current = value
-                        state.version &+= 1
-                    }
-                    let sequence = state.takeSequence()
-                    mustDrain = state.enqueue(.broadcast(event, sequence: sequence)) || mustDrain
-                case .finished, .failed:
-                    state.terminal = event
-                    let sequence = state.takeSequence()
-                    mustDrain = state.enqueue(.terminate(event, sequence: sequence)) || mustDrain
-                }
+        // Runs the marks of the lowest rank, in marking order; the others wait, and marks made
+        // meanwhile queue behind them.
+        while let lowest = marked.lazy.map(\.rank).min() {
+            swap(&marked, &running)
+            for mark in running where mark.rank != lowest { marked.append(mark) }
+            for mark in running where mark.rank == lowest {
+                mark.node.isMarked = false
+                mark.work()
             }
-            return mustDrain
+            running.removeAll(keepingCapacity: true)
         }
-        withExtendedLifetime(replaced) {}
-        if mustDrain { _drain(nil) }
+        for publish in touched { publish() }
+        touched.removeAll(keepingCapacity: true)
     }
 }

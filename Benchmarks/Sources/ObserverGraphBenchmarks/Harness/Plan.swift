@@ -58,6 +58,11 @@ struct Plan: Sendable {
     var diffSamples: Int
     var diffSampleNanoseconds: UInt64
 
+    /// Sets through the operator chain in one sample (a multiple of 4; the diamond takes a
+    /// quarter of them), and the samples taken.
+    var operatorSets: Int
+    var operatorSamples: Int
+
     /// The size the targets name for churn, lookup and memory ("at N = 1M").
     var largeSize: Int { churnSizes.max() ?? 0 }
 
@@ -88,7 +93,9 @@ struct Plan: Sendable {
         diffSize: 10_000,
         diffChanges: 50,
         diffSamples: 15,
-        diffSampleNanoseconds: 20_000_000
+        diffSampleNanoseconds: 20_000_000,
+        operatorSets: 1_000_000,
+        operatorSamples: 5
     )
 
     static let smoke = Plan(
@@ -118,6 +125,8 @@ struct Plan: Sendable {
         diffSize: 10_000,
         diffChanges: 50,
         diffSamples: 2,
-        diffSampleNanoseconds: 1_000_000
+        diffSampleNanoseconds: 1_000_000,
+        operatorSets: 8_000,
+        operatorSamples: 2
     )
 }

@@ -29,6 +29,7 @@ enum Targets {
         evaluateDiff(report)
         evaluateDerived(report)
         evaluateSectionedDiff(report)
+        evaluateOperators(report, plan: plan)
     }
 
     private static func status(_ ok: Bool) -> TargetRow.Status { ok ? .met : .missed }
@@ -351,5 +352,40 @@ enum Targets {
                 measured:
                     "\(formatValue(staged)) / \(formatValue(flat)) µs = \(formatRatio(staged / flat)); "
                     + "per-section difference(from:) \(formatValue(loop)) µs"))
+    }
+
+    /// The operator chain: at most this share of OpenCombine's time per set, and at most this
+    /// multiple of the hand-written closures' time.
+    static let operatorMaxRatioToOpenCombine = 0.5
+    static let operatorMaxRatioToClosures = 2.0
+
+    private static func evaluateOperators(_ report: Report, plan: Plan) {
+        let scenario = OperatorChain.chainScenario(plan.operatorSets)
+        let label = "operator chain K=\(sizeLabel(plan.operatorSets))"
+        let combineTarget = "\(label): kit <= \(formatRatio(operatorMaxRatioToOpenCombine)) OpenCombine"
+        let closureTarget =
+            "\(label): kit <= \(formatRatio(operatorMaxRatioToClosures)) hand-written closures"
+        guard let kit = report.median(scenario, OperatorChain.kit),
+            let combine = report.median(scenario, OperatorChain.openCombine),
+            let closures = report.median(scenario, OperatorChain.closures),
+            let byHand = report.median(scenario, OperatorChain.kitByHand)
+        else {
+            notMeasured(report, combineTarget, "no operator chain result in this run")
+            notMeasured(report, closureTarget, "no operator chain result in this run")
+            return
+        }
+        report.addTarget(
+            TargetRow(
+                target: combineTarget, status: status(kit / combine <= operatorMaxRatioToOpenCombine),
+                measured:
+                    "kit \(formatValue(kit)) / OpenCombine \(formatValue(combine)) ns = "
+                    + formatRatio(kit / combine)))
+        report.addTarget(
+            TargetRow(
+                target: closureTarget, status: status(kit / closures <= operatorMaxRatioToClosures),
+                measured:
+                    "kit \(formatValue(kit)) / closures \(formatValue(closures)) ns = "
+                    + "\(formatRatio(kit / closures)); kit value + hand-written observer "
+                    + "\(formatValue(byHand)) ns: \(formatRatio(kit / byHand))"))
     }
 }

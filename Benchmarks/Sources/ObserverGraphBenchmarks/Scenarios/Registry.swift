@@ -30,6 +30,7 @@ enum Registry {
         Diff.family,
         DerivedAppend.family,
         SectionedDiff.family,
+        OperatorChain.family,
     ]
 }
 

@@ -1,0 +1,96 @@
+// The event source inside a derived value, and how a node hands it what it emitted in a pass.
+
+extension _OperatorNode {
+    /// Delivers what this node emitted during the pass to the derived value's observers.
+    @inlinable
+    func publish() {
+        let (outbox, publisher) = links.withLock { links in
+            defer { links.outbox = _Outbox() }
+            return (links.outbox, links.publisher)
+        }
+        publisher?.publish(outbox)
+    }
+}
+
+/// The event source inside a `DerivedValue`: its observers, its replayed value, its delivery
+/// queue. Fed only by propagation passes.
+@usableFromInline
+final class _DerivedSource<Value: Sendable>: GraphEventSource<Value>, @unchecked Sendable {
+    @usableFromInline let replays: Bool
+
+    init(current: Value?, terminal: GraphEvent<Value>?, replays: Bool) {
+        self.replays = replays
+        super.init(current: replays ? current : nil)
+        pipeline.withLock { $0.terminal = terminal }
+    }
+
+    /// Takes the value and terminal event its node reached while it was not publishing (nobody
+    /// observed it). Called under the node's lock; returns the replaced value, to be released
+    /// after unlocking.
+    func catchUp(latest: Value?, terminal: GraphEvent<Value>?) -> Value? {
+        pipeline.withLock { state -> Value? in
+            var replaced: Value?
+            if replays, let latest {
+                replaced = state.current
+                state.current = latest
+                state.version &+= 1
+            }
+            if state.terminal == nil, let terminal { state.terminal = terminal }
+            return replaced
+        }
+    }
+
+    /// Queues the events of `outbox` for the observers (values replace the current value when
+    /// it replays), then delivers them unless another thread is delivering. Replaced values are
+    /// released after unlocking.
+    @inlinable
+    func publish(_ outbox: _Outbox<Value>) {
+        var replaced: (first: Value?, more: [Value]) = (nil, [])
+        let mustDrain = pipeline.withLock { state -> Bool in
+            var mustDrain = false
+            func take(_ event: GraphEvent<Value>) {
+                guard state.terminal == nil else { return }
+                switch event {
+                case .value(let value):
+                    if replays {
+                        if replaced.first == nil {
+                            replaced.first = state.current
+                        } else if let old = state.current {
+                            replaced.more.append(old)
+                        }
+                        state.current = value
+                        state.version &+= 1
+                    }
+                    let sequence = state.takeSequence()
+                    mustDrain = state.enqueue(.broadcast(event, sequence: sequence)) || mustDrain
+                case .finished, .failed:
+                    state.terminal = event
+                    let sequence = state.takeSequence()
+                    mustDrain = state.enqueue(.terminate(event, sequence: sequence)) || mustDrain
+                }
+            }
+            if let first = outbox.first { take(first) }
+            for event in outbox.more { take(event) }
+            return mustDrain
+        }
+        withExtendedLifetime(replaced) {}
+        if mustDrain { _drain(nil) }
+    }
+}
+
+/// The events a node emitted during a pass, for its observers: the first one apart, so that the
+/// usual single event needs no array.
+@usableFromInline
+struct _Outbox<Value: Sendable> {
+    @usableFromInline var first: GraphEvent<Value>?
+    @usableFromInline var more: [GraphEvent<Value>] = []
+
+    @inlinable init() {}
+
+    @inlinable var isEmpty: Bool { first == nil }
+
+    @inlinable
+    mutating func append(_ event: GraphEvent<Value>) {
+        if first == nil { first = event } else { more.append(event) }
+    }
+}

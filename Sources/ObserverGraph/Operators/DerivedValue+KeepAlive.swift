@@ -1,0 +1,26 @@
+// What keeps a derived value (and its chain) alive while one of its observations lasts.
+
+/// What a derived value's token cancels: the observation, while keeping the value alive.
+final class _KeepAliveTarget: _SubscriptionTarget {
+    let token: SubscriptionToken
+    /// The derived value, released when the observation is cancelled.
+    let owner: GraphLock<(any Sendable & AnyObject)?>
+
+    init(token: SubscriptionToken, owner: any Sendable & AnyObject) {
+        self.token = token
+        self.owner = GraphLock(owner)
+    }
+
+    func _cancel() {
+        token.cancel()
+        let released = owner.withLock { owner in
+            defer { owner = nil }
+            return owner
+        }
+        withExtendedLifetime(released) {}
+    }
+
+    var _isClosed: Bool {
+        token.isCancelled
+    }
+}

@@ -1,0 +1,43 @@
+// What an operator node holds under its lock: its edges, latest value, terminal event, outbox.
+
+/// One edge of a node: its id and what it runs for each event (a struct, not a labeled tuple,
+/// whose metadata unspecialized code would look up by its labels).
+@usableFromInline
+struct _Edge<Value: Sendable> {
+    @usableFromInline let id: UInt64
+    /// Runs the child's operator for an event; its last argument is `direct`.
+    @usableFromInline let call: @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void
+    /// The child is built, so the event goes straight to its operator; until then the child
+    /// checks, under its lock, whether to hand the event to its builder.
+    @usableFromInline var direct: Bool
+
+    @usableFromInline
+    init(id: UInt64, call: @escaping @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void, direct: Bool) {
+        self.id = id
+        self.call = call
+        self.direct = direct
+    }
+}
+
+/// What a node holds under its lock.
+@usableFromInline
+struct _NodeLinks<Value: Sendable> {
+    @usableFromInline var latest: Value?
+    @usableFromInline var terminal: GraphEvent<Value>?
+    @usableFromInline var edges: [_Edge<Value>] = []
+    @usableFromInline var nextEdge: UInt64 = 0
+    /// Being built: work that arrives is buffered for the builder.
+    @usableFromInline var building: Bool
+    @usableFromInline var buffered: [@Sendable (_Pass?) -> Void] = []
+    /// The derived value's event source, once built; it delivers `outbox` after each pass.
+    @usableFromInline weak var publisher: _DerivedSource<Value>?
+    /// Whether the derived value was ever observed: until then, it does not publish.
+    @usableFromInline var observed = false
+    @usableFromInline var outbox = _Outbox<Value>()
+
+    @usableFromInline init(latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
+        self.latest = latest
+        self.terminal = terminal
+        self.building = building
+    }
+}
