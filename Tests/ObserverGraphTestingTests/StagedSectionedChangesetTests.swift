@@ -71,11 +71,11 @@ private func perturbed(_ old: Sections, _ random: inout Generator) -> Sections {
 
 @Suite("Sectioned staged changesets")
 struct StagedSectionedChangesetTests {
-    @Test("5,000 random pairs of sections: every stage is a valid batch and the stages end at the target")
+    @Test("10,000 random pairs of sections: every stage is a valid batch and the stages end at the target")
     func randomPairsValidate() {
         var random = Generator(seed: 12)
         var crossSectionMoves = 0
-        for trial in 0..<5_000 {
+        for trial in 0..<10_000 {
             let old = randomSections(&random)
             let new = trial % 2 == 0 ? perturbed(old, &random) : randomSections(&random)
             let staged = StagedSectionedChangeset(

@@ -19,15 +19,25 @@ extension GraphEventSource {
     public func values(
         bufferingPolicy: AsyncThrowingStream<Value, any Error>.Continuation.BufferingPolicy = .unbounded
     ) -> AsyncThrowingStream<Value, any Error> {
-        AsyncThrowingStream(bufferingPolicy: bufferingPolicy) { continuation in
-            let token = observeNonisolated { event in
-                switch event {
-                case .value(let value): continuation.yield(value)
-                case .finished: continuation.finish()
-                case .failed(let error): continuation.finish(throwing: error)
-                }
+        _eventStream(bufferingPolicy: bufferingPolicy) { observeNonisolated($0) }
+    }
+}
+
+/// The one bridge from an observation to an `AsyncThrowingStream`, for every source kind:
+/// `observe` starts a nonisolated observation that feeds the stream; the stream's end (the
+/// source terminated, the loop ended, the task was cancelled) cancels it.
+func _eventStream<Value: Sendable>(
+    bufferingPolicy: AsyncThrowingStream<Value, any Error>.Continuation.BufferingPolicy,
+    observe: (@escaping @Sendable (GraphEvent<Value>) -> Void) -> SubscriptionToken
+) -> AsyncThrowingStream<Value, any Error> {
+    AsyncThrowingStream(bufferingPolicy: bufferingPolicy) { continuation in
+        let token = observe { event in
+            switch event {
+            case .value(let value): continuation.yield(value)
+            case .finished: continuation.finish()
+            case .failed(let error): continuation.finish(throwing: error)
             }
-            continuation.onTermination = { _ in token.cancel() }
         }
+        continuation.onTermination = { _ in token.cancel() }
     }
 }

@@ -229,15 +229,6 @@ extension DerivedValue {
     public func values(
         bufferingPolicy: AsyncThrowingStream<Value, any Error>.Continuation.BufferingPolicy = .unbounded
     ) -> AsyncThrowingStream<Value, any Error> {
-        AsyncThrowingStream(bufferingPolicy: bufferingPolicy) { continuation in
-            let token = observeNonisolated { event in
-                switch event {
-                case .value(let value): continuation.yield(value)
-                case .finished: continuation.finish()
-                case .failed(let error): continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in token.cancel() }
-        }
+        _eventStream(bufferingPolicy: bufferingPolicy) { observeNonisolated($0) }
     }
 }
