@@ -34,6 +34,20 @@ struct SwiftConcurrencyArticleTests {
         #expect(credits.observerCount == 0)
     }
 
+    @Test("A state that cannot fail is iterated with for await, no try")
+    func loopWithoutTry() async {
+        let balance = ObservableState(0)  // cannot fail: no `fail(_:)`
+        let balances = balance.values()
+        let watcher = Task {
+            for await value in balances { print("balance:", value) }  // no `try`
+        }
+        balance.set(5)
+        balance.finish()  // ends the loop
+        await watcher.value  // prints "balance: 0", then "balance: 5"
+        #expect(output.all == ["balance: 0", "balance: 5"])
+        #expect(balance.observerCount == 0)
+    }
+
     @Test("A loop feeds an actor in order")
     func actorFeed() async throws {
         let balance = ObservableValue(0)
