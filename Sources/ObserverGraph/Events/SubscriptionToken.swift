@@ -142,7 +142,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     private weak var source: GraphEventSource<Value>?
     /// Set by a cancel made from inside the closure while the actor runs the mailbox; touched
     /// only on that actor's running thread (see `close()`).
-    @usableFromInline nonisolated(unsafe) var _stoppedOnActor = false
+    @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var _stoppedOnActor = false
 
     init(firstSequence: UInt64, mode: Mode, handler: @escaping Handler, source: GraphEventSource<Value>) {
         self.firstSequence = firstSequence
