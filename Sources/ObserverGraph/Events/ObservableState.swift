@@ -186,27 +186,74 @@ public final class ObservableState<Value: Sendable>: ObservableSource, @unchecke
     }
 
     /// The values as a non-throwing `AsyncSequence`: the current value first, then every
-    /// change; `finish()` ends the loop. Iterate it with `for await`, no `try`.
+    /// change; `finish()` ends the loop. Iterate it with `for await`, no `try`, once.
     ///
-    /// The observation starts when this is called (create the stream where it should start).
-    /// Senders never wait for the loop: values go into the stream's buffer (`.unbounded` keeps
-    /// every value; `.bufferingNewest(1)` keeps the latest). Ending the loop, dropping the
-    /// stream or cancelling the task removes the observer.
+    /// The observation starts when this is called (create the sequence where it should start).
+    /// Senders never wait for the loop: values go into the sequence's buffer (`.unbounded` keeps
+    /// every value; `.bufferingNewest(1)` keeps the latest). Ending the loop early, cancelling
+    /// the task or dropping the sequence unused removes the observer.
     ///
-    /// Thread safety: safe from any thread; the stream is `Sendable`.
-    /// Callbacks: none besides the stream's own.
+    /// Thread safety: safe from any thread; the sequence is `Sendable`.
+    /// Callbacks: none besides the sequence's own.
     /// - Complexity: O(1) to create; each value costs one buffer insertion.
     public func values(
         bufferingPolicy: AsyncStream<Value>.Continuation.BufferingPolicy = .unbounded
-    ) -> AsyncStream<Value> {
-        AsyncStream(bufferingPolicy: bufferingPolicy) { continuation in
-            let token = storage.observeNonisolated { event in
-                switch event {
-                case .value(let value): continuation.yield(value)
-                case .finished, .failed: continuation.finish()  // `.failed` cannot happen
-                }
-            }
-            continuation.onTermination = { _ in token.cancel() }
+    ) -> ObservableStateValues<Value> {
+        ObservableStateValues(bufferingPolicy: bufferingPolicy) { storage.observeNonisolated($0) }
+    }
+}
+
+/// The values of an `ObservableState` as an `AsyncSequence` that cannot throw: what its
+/// `values()` returns. Iterate it with `for await` (no `try`), once.
+///
+/// It ends, and the observer leaves the state, when the state finishes, when the loop ends early,
+/// when the iterating task is cancelled, or when the sequence is dropped unused.
+///
+/// Thread safety: `Sendable`; the iterator belongs to the loop that made it.
+/// Callbacks: none.
+public struct ObservableStateValues<Element: Sendable>: AsyncSequence, Sendable {
+    let stream: AsyncStream<Element>
+    let observation: _StreamObservation
+
+    init(
+        bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy,
+        observe: (@escaping @Sendable (GraphEvent<Element>) -> Void) -> SubscriptionToken
+    ) {
+        let observation = _StreamObservation()
+        self.observation = observation
+        stream = AsyncStream(bufferingPolicy: bufferingPolicy) { continuation in
+            observation.start(
+                observe { event in
+                    switch event {
+                    case .value(let value): continuation.yield(value)
+                    case .finished, .failed: continuation.finish()  // a state never fails
+                    }
+                })
+            continuation.onTermination = { _ in observation.cancel() }
+        }
+    }
+
+    /// The loop's iterator: ending the loop (dropping the iterator) ends the observation.
+    ///
+    /// Thread safety: use it from the loop that made it. Callbacks: none.
+    /// - Complexity: O(1).
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(base: stream.makeAsyncIterator(), lifetime: _IteratorLifetime(observation))
+    }
+
+    /// Reads the buffered values in order, waiting when none is there; never throws.
+    ///
+    /// Thread safety: use it from one loop. Callbacks: none.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncStream<Element>.Iterator
+        let lifetime: _IteratorLifetime
+
+        /// The next value; `nil` once the state finished.
+        ///
+        /// Thread safety: one loop. Callbacks: none.
+        /// - Complexity: O(1), plus the wait for a value.
+        public mutating func next() async -> Element? {
+            await base.next()
         }
     }
 }

@@ -228,7 +228,7 @@ extension DerivedValue {
     /// - Complexity: O(1) to create; each value costs one buffer insertion.
     public func values(
         bufferingPolicy: AsyncThrowingStream<Value, any Error>.Continuation.BufferingPolicy = .unbounded
-    ) -> AsyncThrowingStream<Value, any Error> {
-        _eventStream(bufferingPolicy: bufferingPolicy) { observeNonisolated($0) }
+    ) -> GraphValues<Value> {
+        GraphValues(bufferingPolicy: bufferingPolicy) { observeNonisolated($0) }
     }
 }
