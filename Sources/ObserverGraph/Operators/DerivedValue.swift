@@ -26,7 +26,7 @@ extension GraphEventSource: ObservableSource {
         .input(of: self) { reference in
             { event in
                 guard let node = reference.object else { return }
-                _Propagator.shared.submit(node, event)
+                _PropagationDomain.submit(node, event)
             }
         }
     }
@@ -66,15 +66,18 @@ public final class DerivedValue<Value: Sendable>:
     /// - Complexity: O(1).
     public let graphDisplayName: String
 
-    /// Builds a node of rank 1 + the highest input rank: `connect` attaches it to its inputs and
-    /// computes what it starts from; work arriving meanwhile is run before it is published.
+    /// Builds a node of rank 1 + the highest input rank, in the component joining its inputs'
+    /// (see `_PropagationDomain`): `connect` attaches it to its inputs and computes what it
+    /// starts from; work arriving meanwhile is run before it is published.
     @usableFromInline
     init(
-        _ name: String, upstreams: [any GraphObservable], ranks: [Int], replays: Bool,
+        _ name: String, upstreams: [any GraphObservable], inputs: [any _OperatorInput], replays: Bool,
         connect: (_OperatorNode<Value>) -> Void
     ) {
         let core = _OperatorNode<Value>(
-            rank: 1 + (ranks.max() ?? 0), replays: replays, latest: nil, terminal: nil, building: true)
+            rank: 1 + (inputs.lazy.map(\.rank).max() ?? 0),
+            domain: _PropagationDomain.joining(inputs.map(\.domain)), replays: replays, latest: nil,
+            terminal: nil, building: true)
         connect(core)
         self.core = core
         self.source = core.finishBuilding { latest, terminal in

@@ -19,7 +19,7 @@ extension ObservableSource {
         let (first, second) = (_operatorNode, other._operatorNode)
         let state = _OperatorCell(_Latest2<Value, Other.Value>())
         return DerivedValue(
-            "combineLatest", upstreams: [self, other], ranks: [first.rank, second.rank],
+            "combineLatest", upstreams: [self, other], inputs: [first, second],
             replays: first.replays && second.replays
         ) { node in
             first.attach(node) { node, event, pass in
@@ -46,7 +46,7 @@ extension ObservableSource {
         let state = _OperatorCell(_Latest3<Value, Second.Value, Third.Value>())
         return DerivedValue(
             "combineLatest", upstreams: [self, second, third],
-            ranks: [nodes.0.rank, nodes.1.rank, nodes.2.rank],
+            inputs: [nodes.0, nodes.1, nodes.2],
             replays: nodes.0.replays && nodes.1.replays && nodes.2.replays
         ) { node in
             nodes.0.attach(node) { node, event, pass in
@@ -76,7 +76,7 @@ extension ObservableSource {
         let parents = [_operatorNode] + others.map(\._operatorNode)
         let open = _OperatorCell(parents.count)
         return DerivedValue(
-            "merge", upstreams: [self] + others, ranks: parents.map(\.rank),
+            "merge", upstreams: [self] + others, inputs: parents,
             replays: parents.allSatisfy(\.replays)
         ) { node in
             for parent in parents {

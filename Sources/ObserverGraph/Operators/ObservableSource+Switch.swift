@@ -23,7 +23,7 @@ extension ObservableSource {
         let state = _OperatorCell(_SwitchState())
         let parent = _operatorNode
         return DerivedValue(
-            "flatMapLatest", upstreams: [self], ranks: [parent.rank], replays: parent.replays
+            "flatMapLatest", upstreams: [self], inputs: [parent], replays: parent.replays
         ) { node in
             node.detach.append { state.value.disconnect?() }
             parent.attach(node) { node, event, pass in
@@ -31,6 +31,9 @@ extension ObservableSource {
                 case .value(let value):
                     let inner = transform(value)
                     let innerNode = inner._operatorNode
+                    // The inner source's component joins this one (edges made by the merge carry
+                    // its new epoch), before the edge is made.
+                    _ = _PropagationDomain.joining([node.domain, innerNode.domain])
                     let previous = state.value.disconnect
                     state.value.generation &+= 1
                     state.value.innerFinished = false

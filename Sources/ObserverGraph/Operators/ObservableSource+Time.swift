@@ -22,7 +22,7 @@ extension ObservableSource {
         _ handle: @escaping @Sendable (_OperatorNode<Value>, GraphEvent<Value>, _Pass?) -> Void
     ) -> DerivedValue<Value> {
         let parent = _operatorNode
-        return DerivedValue(name, upstreams: [self], ranks: [parent.rank], replays: parent.replays) { node in
+        return DerivedValue(name, upstreams: [self], inputs: [parent], replays: parent.replays) { node in
             node.detach.append { timer.cancel() }
             parent.attach(node, handle)
         }

@@ -18,8 +18,7 @@ extension ObservableSource {
         _ handle: @escaping @Sendable (_OperatorNode<Output>, GraphEvent<Value>, _Pass?) -> Void
     ) -> DerivedValue<Output> {
         let parent = _operatorNode
-        return DerivedValue(name, upstreams: [self], ranks: [parent.rank], replays: replays ?? parent.replays)
-        {
+        return DerivedValue(name, upstreams: [self], inputs: [parent], replays: replays ?? parent.replays) {
             parent.attach($0, handle)
         }
     }
@@ -126,7 +125,7 @@ extension ObservableSource {
     /// - Complexity: O(values) to build; O(1) per event.
     public func prepend(_ values: Value...) -> DerivedValue<Value> {
         let parent = _operatorNode
-        return DerivedValue("prepend", upstreams: [self], ranks: [parent.rank], replays: true) { node in
+        return DerivedValue("prepend", upstreams: [self], inputs: [parent], replays: true) { node in
             for value in values { node.emit(.value(value), nil) }
             parent.attach(node) { node, event, pass in node.emit(event, pass) }
         }

@@ -3,19 +3,26 @@
 /// One edge of a node: its id and what it runs for each event (a struct, not a labeled tuple,
 /// whose metadata unspecialized code would look up by its labels).
 @usableFromInline
-struct _Edge<Value: Sendable> {
+struct _Edge<Value: Sendable>: Sendable {
     @usableFromInline let id: UInt64
     /// Runs the child's operator for an event; its last argument is `direct`.
     @usableFromInline let call: @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void
     /// The child is built, so the event goes straight to its operator; until then the child
     /// checks, under its lock, whether to hand the event to its builder.
     @usableFromInline var direct: Bool
+    /// The epoch of the component when the edge was made: a pass that began before a merge
+    /// gave the component a newer one queues what it sends along the edge (see `emit`).
+    @usableFromInline let epoch: UInt64
 
     @usableFromInline
-    init(id: UInt64, call: @escaping @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void, direct: Bool) {
+    init(
+        id: UInt64, call: @escaping @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void, direct: Bool,
+        epoch: UInt64
+    ) {
         self.id = id
         self.call = call
         self.direct = direct
+        self.epoch = epoch
     }
 }
 
@@ -41,3 +48,12 @@ struct _NodeLinks<Value: Sendable> {
         self.building = building
     }
 }
+
+/// What a new operator node needs of its inputs, whatever their value types.
+@usableFromInline
+protocol _OperatorInput: AnyObject {
+    var rank: Int { get }
+    var domain: _PropagationDomain { get }
+}
+
+extension _OperatorNode: _OperatorInput {}

@@ -7,14 +7,17 @@
 /// its deinit removes the child's edges (`detachAll`), which breaks the cycle. A source holds its
 /// input node weakly.
 ///
-/// Thread safety: `Sendable`. Emissions happen only inside a propagation pass (one at a time,
-/// process-wide) or while the node is being built (before anyone else can see it).
+/// Thread safety: `Sendable`. Emissions happen only inside a propagation pass (one at a time per
+/// connected component, see `_PropagationDomain`) or while the node is being built (before
+/// anyone else can see it).
 public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     /// 0 for a source's input; 1 + the highest rank of the parents otherwise.
     @usableFromInline let rank: Int
     /// Whether a new child starts from the latest value (value sources and what derives from them).
     @usableFromInline let replays: Bool
     @usableFromInline let links: GraphLock<_NodeLinks<Value>>
+    /// The component this node belongs to (it may have been merged into another since).
+    @usableFromInline let domain: _PropagationDomain
     /// A source's input: the source (kept alive by the input) and the observation feeding it.
     private var input: (source: AnyObject, token: SubscriptionToken)?
     /// Removes this node's edges from its parents; run by `detachAll` (the owning derived value's
@@ -26,8 +29,12 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     @exclusivity(unchecked) @usableFromInline var isMarked = false
 
     @usableFromInline
-    init(rank: Int, replays: Bool, latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
+    init(
+        rank: Int, domain: _PropagationDomain, replays: Bool, latest: Value?, terminal: GraphEvent<Value>?,
+        building: Bool
+    ) {
         self.rank = rank
+        self.domain = domain
         self.replays = replays
         links = GraphLock(_NodeLinks(latest: latest, terminal: terminal, building: building))
     }
@@ -47,13 +54,13 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     /// Adds an edge to a child and returns what the child starts from, in one critical section:
     /// the child then receives exactly the emissions that follow.
-    /// `direct`: the child is built (see `_Edge.direct`).
+    /// `direct`: the child is built (see `_Edge.direct`); `epoch`: the component's (see `_Edge`).
     @usableFromInline func connect(
-        direct: Bool, _ edge: @escaping @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void
+        direct: Bool, epoch: UInt64, _ edge: @escaping @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void
     ) -> (id: UInt64, latest: Value?, terminal: GraphEvent<Value>?) {
         links.withLock { links in
             links.nextEdge &+= 1
-            links.edges.append(_Edge(id: links.nextEdge, call: edge, direct: direct))
+            links.edges.append(_Edge(id: links.nextEdge, call: edge, direct: direct, epoch: epoch))
             return (links.nextEdge, links.latest, links.terminal)
         }
     }
@@ -96,7 +103,14 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         }
         if firstInOutbox, let pass { pass.touched.append(publish) }
         guard let edges else { return }
-        for edge in edges { edge.call(event, pass, edge.direct) }
+        for edge in edges {
+            if let pass, edge.epoch > pass.epoch {
+                // Made by a merge since this pass began: another pass may run the child now.
+                domain.submit { pass in edge.call(event, pass, false) }
+            } else {
+                edge.call(event, pass, edge.direct)
+            }
+        }
     }
 
     /// Connects `child` to this node: `handle` runs for each event this node emits from now on,
@@ -111,7 +125,8 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     ) -> UInt64 {
         // A built child stays built; one still being built makes the edge direct when it is done.
         let built = child.links.withLock { !$0.building }
-        let (id, latest, terminal) = connect(direct: built) { event, pass, direct in
+        let epoch = child.domain.currentEpoch()
+        let (id, latest, terminal) = connect(direct: built, epoch: epoch) { event, pass, direct in
             if direct { handle(child, event, pass) } else { child.accept(event, pass, handle) }
         }
         if !built { child.whenBuilt.append { [self] in self.makeDirect(id) } }
@@ -178,7 +193,9 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
             return existing
         }
         let replays = source.pipeline.withLock { $0.current != nil }  // fixed for a source's life
-        let node = _OperatorNode(rank: 0, replays: replays, latest: nil, terminal: nil, building: false)
+        let node = _OperatorNode(
+            rank: 0, domain: _PropagationDomain(), replays: replays, latest: nil, terminal: nil,
+            building: false)
         let handler = makeHandler(_WeakReference(node))
         // Join the source and read its current value in one critical section of the source: the
         // input then receives exactly the changes that follow.

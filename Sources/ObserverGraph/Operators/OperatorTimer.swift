@@ -54,20 +54,26 @@ final class _OperatorTimer<C: Clock>: Sendable {
         }
         tracking?._timerCreated()
         let task = Task { [clock, tracking, weak node] in
-            defer { tracking?._timerEnded() }
             do {
                 try await _OperatorTimerContext.$isTimer.withValue(true) {
                     try await clock.sleep(until: deadline, tolerance: nil)
                 }
             } catch {
+                tracking?._timerEnded()
                 return
             }
-            guard let node else { return }
-            _Propagator.shared.submit { pass in
+            guard let node else {
+                tracking?._timerEnded()
+                return
+            }
+            // Queued when another thread runs a pass of the component: the timer has ended once
+            // the pass that runs its work has delivered, whichever thread runs it.
+            node.domain.submit { pass in
                 node.accept(GraphEvent<Void>.value(()), pass) { node, _, pass in
                     guard self.claim(generation) else { return }
                     work(node, pass)
                 }
+                if let tracking { pass.whenDelivered { tracking._timerEnded() } }
             }
         }
         let replaced = current.withLock { slot -> Task<Void, Never>? in

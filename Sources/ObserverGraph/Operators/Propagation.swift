@@ -1,97 +1,190 @@
-import Dispatch
-
-/// Runs propagation passes one at a time, process-wide, in the order their changes arrived.
+/// One connected component of the operator graph, and the queue of its propagation passes.
 ///
-/// A source change that reaches an input node is submitted as a job. The thread that finds no
-/// pass running runs the queue until it is empty. A job submitted from inside a pass (an
-/// observer or operator closure that sets a source) is queued and run after the current pass,
-/// by the same thread. A thread that submits while another thread runs passes waits until that
-/// thread has run its job too, so a set still returns after its derived values delivered to
-/// their nonisolated observers (they run on the other thread). No lock is held while a job runs
-/// operator closures or delivers to observers.
+/// Passes of one component run one at a time, in the order their changes arrived; passes of
+/// different components run independently (on their senders' threads). A source change that
+/// reaches an input node is submitted to the node's component. The thread that finds no pass of
+/// the component running runs it at once, then what was queued meanwhile, until the queue is
+/// empty. Any other submission, from inside a pass (an observer or operator closure setting a
+/// source of the same graph) or from another thread, is queued and returns at once: no thread
+/// ever waits for another one's pass. No lock is held while a job runs operator closures or
+/// delivers to observers.
+///
+/// **Components merge** when an operator joins them (`combineLatest`, `merge`, a
+/// `flatMapLatest` switching to an inner source of another component): a union-find, by size,
+/// under one process-wide lock taken only by merges. The merged component takes the queues and
+/// the running passes of both. Passes that began before the merge may still run, on two threads
+/// at once, each over its own former component: every edge made since carries the merge's epoch,
+/// newer than theirs, so such a pass queues what it would send along one, instead of running it
+/// (see `_OperatorNode.emit`). A thread that finishes a pass while another pass of the component
+/// runs leaves the queue to that one, so once they are over, one thread runs the queue again.
 @usableFromInline
-final class _Propagator: @unchecked Sendable {
-    @usableFromInline static let shared = _Propagator()
+final class _PropagationDomain: @unchecked Sendable {
+    @usableFromInline let state = GraphLock(_DomainState())
+    /// The pass a runner of this component uses when it begins here; touched only by that runner
+    /// (a pass begins only at a root with no runner, when no pass of its tree is in use).
+    @usableFromInline let reusablePass = _Pass()
 
-    private let queue = GraphLock(_PropagatorQueue())
-    /// The one pass object, reused by every pass (passes run one at a time); touched only by the
-    /// thread running passes.
-    private let reusablePass = _Pass()
+    @usableFromInline
+    init() {}
 
-    /// Submits `event` of the input `node`: when no pass is running, runs it at once on this
-    /// thread (then what was queued meanwhile), with no job allocated; otherwise as a job.
+    /// Submits `event` of the input `node`: when no pass of its component is running, runs it at
+    /// once on this thread (then what was queued meanwhile), with no job allocated; otherwise
+    /// queues it as a job and returns.
     @inlinable
-    func submit<Value: Sendable>(_ node: _OperatorNode<Value>, _ event: GraphEvent<Value>) {
-        guard let pass = beginIfIdle() else {
-            submit { pass in node.emit(event, pass) }
+    static func submit<Value: Sendable>(_ node: _OperatorNode<Value>, _ event: GraphEvent<Value>) {
+        guard let (root, pass) = node.domain.beginIfIdle() else {
+            node.domain.submit { pass in node.emit(event, pass) }
             return
         }
         node.emit(event, pass)
         pass.run()
-        runQueued()
+        root.runQueued(pass)
     }
 
-    /// Makes this thread the runner and returns the pass to run, when no pass is running.
+    /// Makes this thread the runner of the component and returns its root and the pass to run,
+    /// when no pass of it is running.
     @usableFromInline
-    func beginIfIdle() -> _Pass? {
-        let thread = _currentThreadID()
-        let began = queue.withLock { queue -> Bool in
-            guard !queue.running else { return false }
-            queue.running = true
-            queue.runner = thread
-            return true
-        }
-        return began ? reusablePass : nil
-    }
-
-    /// Runs the jobs queued while this thread ran passes, until the queue is empty.
-    @usableFromInline
-    func runQueued() {
-        // Each job (and what it captured) is released when `runNext` returns, before its
-        // waiting submitter is woken.
-        while case (true, let done) = runNext() { done?.signal() }
-    }
-
-    @usableFromInline
-    func submit(_ job: @escaping @Sendable (_Pass) -> Void) {
-        let thread = _currentThreadID()
-        let (mustRun, wait) = queue.withLock { queue -> (Bool, DispatchSemaphore?) in
-            if !queue.running {
-                queue.running = true
-                queue.runner = thread
-                queue.jobs.append((job, nil))
+    func beginIfIdle() -> (_PropagationDomain, _Pass)? {
+        var domain = self
+        while true {
+            let (began, parent) = domain.state.withLock { state -> (Bool, _PropagationDomain?) in
+                if let parent = state.parent { return (false, parent) }
+                guard state.runners == 0 else { return (false, nil) }
+                state.runners = 1
+                domain.reusablePass.epoch = state.epoch
                 return (true, nil)
             }
-            if queue.runner == thread {
-                queue.jobs.append((job, nil))
-                return (false, nil)
+            if let parent {
+                domain = parent
+                continue
             }
-            let done = DispatchSemaphore(value: 0)
-            queue.jobs.append((job, done))
-            return (false, done)
+            return began ? (domain, domain.reusablePass) : nil
         }
-        if let wait { wait.wait() }
-        guard mustRun else { return }
-        runQueued()
     }
 
-    /// Runs the next job and its pass; `false` when the queue is empty (and no longer running).
-    private func runNext() -> (ran: Bool, done: DispatchSemaphore?) {
-        guard let (job, done) = queue.withLock({ $0.next() }) else { return (false, nil) }
-        let pass = reusablePass
-        job(pass)
-        pass.run()
-        return (true, done)
+    /// Queues `job` in the component; runs the queue on this thread when no pass is running.
+    @usableFromInline
+    func submit(_ job: @escaping @Sendable (_Pass) -> Void) {
+        var domain = self
+        while true {
+            let (began, parent) = domain.state.withLock { state -> (Bool, _PropagationDomain?) in
+                if let parent = state.parent { return (false, parent) }
+                state.jobs.append(job)
+                guard state.runners == 0 else { return (false, nil) }
+                state.runners = 1
+                return (true, nil)
+            }
+            if let parent {
+                domain = parent
+                continue
+            }
+            if began { domain.runQueued(domain.reusablePass) }
+            return
+        }
+    }
+
+    /// Runs the component's queued jobs with `pass`, until the queue is empty or another runner
+    /// of the component (after a merge) is left to run it. Called by a runner after its pass.
+    @usableFromInline
+    func runQueued(_ pass: _Pass) {
+        var domain = self
+        while true {
+            let (job, parent) = domain.state.withLock {
+                state -> ((@Sendable (_Pass) -> Void)?, _PropagationDomain?) in
+                if let parent = state.parent { return (nil, parent) }
+                guard state.runners == 1, let job = state.next() else {
+                    state.runners -= 1
+                    return (nil, nil)
+                }
+                pass.epoch = state.epoch
+                return (job, nil)
+            }
+            if let parent {
+                domain = parent
+                continue
+            }
+            guard let job else { return }
+            job(pass)
+            pass.run()
+        }
+    }
+
+    /// The root of this component, found under the merge lock (roots change only there).
+    private func root() -> _PropagationDomain {
+        var domain = self
+        while let parent = domain.state.withLock({ $0.parent }) { domain = parent }
+        return domain
+    }
+
+    /// The epoch of the component's root: what an edge made now carries.
+    @usableFromInline
+    func currentEpoch() -> UInt64 {
+        var domain = self
+        while true {
+            let (epoch, parent) = domain.state.withLock { ($0.epoch, $0.parent) }
+            guard let parent else { return epoch }
+            domain = parent
+        }
+    }
+
+    /// The component joining those of `domains`: the root of the one they all belong to after
+    /// merging (a new component when `domains` is empty).
+    @usableFromInline
+    static func joining(_ domains: [_PropagationDomain]) -> _PropagationDomain {
+        guard let first = domains.first else { return _PropagationDomain() }
+        if domains.count == 1 { return first }
+        return _domainMerges.withLock { nextEpoch in
+            var winner = first.root()
+            for other in domains.dropFirst() {
+                let loser = other.root()
+                guard loser !== winner else { continue }
+                nextEpoch &+= 1
+                winner = merge(winner, loser, epoch: nextEpoch)
+            }
+            return winner
+        }
+    }
+
+    /// Merges two roots, the smaller under the larger, in one critical section of both (taken in
+    /// address order; any other path holds one domain lock at a time). Returns the new root.
+    private static func merge(
+        _ a: _PropagationDomain, _ b: _PropagationDomain, epoch: UInt64
+    ) -> _PropagationDomain {
+        let (low, high) = ObjectIdentifier(a) < ObjectIdentifier(b) ? (a, b) : (b, a)
+        return low.state.withLock { lowState in
+            high.state.withLock { highState in
+                let lowWins = lowState.size >= highState.size
+                if lowWins {
+                    _DomainState.absorb(&highState, into: &lowState, parent: low, epoch: epoch)
+                } else {
+                    _DomainState.absorb(&lowState, into: &highState, parent: high, epoch: epoch)
+                }
+                return lowWins ? low : high
+            }
+        }
     }
 }
 
-struct _PropagatorQueue {
-    var jobs: [(job: @Sendable (_Pass) -> Void, done: DispatchSemaphore?)?] = []
-    var head = 0
-    var running = false
-    var runner: UInt = 0
+/// The epochs of merges: each merge gives its root a newer one than any before. Held only by
+/// merges, around the domain locks they take.
+let _domainMerges = GraphLock<UInt64>(0)
 
-    mutating func next() -> (@Sendable (_Pass) -> Void, DispatchSemaphore?)? {
+/// What a component's domain holds under its lock.
+@usableFromInline
+struct _DomainState {
+    /// The domain this one was merged into; `nil` for a root. Set once.
+    @usableFromInline var parent: _PropagationDomain?
+    /// How many domains were merged into this root (including itself).
+    var size = 1
+    /// Newer than the epoch of every merge into this root's tree (see `_PropagationDomain`).
+    @usableFromInline var epoch: UInt64 = 0
+    /// Threads running passes of the component: 1 normally, more just after a merge.
+    @usableFromInline var runners = 0
+    @usableFromInline var jobs: [(@Sendable (_Pass) -> Void)?] = []
+    var head = 0
+
+    /// Takes the next job; empties the queue when there is none.
+    mutating func next() -> (@Sendable (_Pass) -> Void)? {
         if head < jobs.count {
             defer {
                 jobs[head] = nil
@@ -101,70 +194,19 @@ struct _PropagatorQueue {
         }
         jobs.removeAll(keepingCapacity: jobs.count <= 64)
         head = 0
-        running = false
-        runner = 0
         return nil
     }
-}
 
-/// A node a pass can mark (`_OperatorNode`).
-@usableFromInline
-protocol _Markable: AnyObject {
-    var isMarked: Bool { get set }
-}
-
-extension _OperatorNode: _Markable {}
-
-/// One propagation pass: what one source change does to the derived nodes, before anything is
-/// delivered. Used only by the thread running it.
-///
-/// Single-input operators handle an event as soon as their parent emits it. A node with several
-/// inputs (`combineLatest`) is only marked: marked nodes run in rank order once every node of
-/// lower rank is done, so each sees all of this change's inputs at once, and runs once. Then every
-/// node that emitted delivers its events to its observers, in the order the nodes first emitted.
-@usableFromInline
-final class _Pass {
-    /// Marked nodes not run yet, in the order they were marked; each runs once per pass (a node's
-    /// `isMarked` says it is here). (Exclusivity is unchecked on the pass's state: only the
-    /// thread running the pass uses it, one call at a time.)
-    @exclusivity(unchecked) private var marked: [(rank: Int, node: any _Markable, work: () -> Void)] = []
-    /// The marks being run (kept to reuse its storage).
-    @exclusivity(unchecked) private var running: [(rank: Int, node: any _Markable, work: () -> Void)] = []
-    /// What delivers the events of each node that emitted some for its observers (its
-    /// `publish`), in the order the nodes first emitted.
-    @exclusivity(unchecked) @usableFromInline var touched: [() -> Void] = []
-
-    init() {}
-
-    /// Runs `work` for `node` once, after every node of a lower rank: nothing when the node is
-    /// marked already. A node marked again after it ran (an input of a higher rank emitted into
-    /// it, which only a switching operator can cause) runs again.
-    @inlinable
-    func mark<Value>(_ node: _OperatorNode<Value>, _ work: @autoclosure () -> () -> Void) {
-        guard !node.isMarked else { return }
-        node.isMarked = true
-        append(node, rank: node.rank, work())
-    }
-
-    @usableFromInline
-    func append(_ node: any _Markable, rank: Int, _ work: @escaping () -> Void) {
-        marked.append((rank, node, work))
-    }
-
-    @usableFromInline
-    func run() {
-        // Runs the marks of the lowest rank, in marking order; the others wait, and marks made
-        // meanwhile queue behind them.
-        while let lowest = marked.lazy.map(\.rank).min() {
-            swap(&marked, &running)
-            for mark in running where mark.rank != lowest { marked.append(mark) }
-            for mark in running where mark.rank == lowest {
-                mark.node.isMarked = false
-                mark.work()
-            }
-            running.removeAll(keepingCapacity: true)
-        }
-        for publish in touched { publish() }
-        touched.removeAll(keepingCapacity: true)
+    /// Moves `loser`'s queue and runners to `winner` and makes `parent` (the winner) its root.
+    static func absorb(
+        _ loser: inout _DomainState, into winner: inout _DomainState, parent: _PropagationDomain,
+        epoch: UInt64
+    ) {
+        loser.parent = parent
+        winner.size += loser.size
+        winner.epoch = epoch
+        winner.runners += loser.runners
+        loser.runners = 0
+        while let job = loser.next() { winner.jobs.append(job) }
     }
 }

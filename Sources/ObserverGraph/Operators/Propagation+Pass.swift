@@ -1,0 +1,75 @@
+/// A node a pass can mark (`_OperatorNode`).
+@usableFromInline
+protocol _Markable: AnyObject {
+    var isMarked: Bool { get set }
+}
+
+extension _OperatorNode: _Markable {}
+
+/// One propagation pass: what one source change does to the derived nodes, before anything is
+/// delivered. Used only by the thread running it.
+///
+/// Single-input operators handle an event as soon as their parent emits it. A node with several
+/// inputs (`combineLatest`) is only marked: marked nodes run in rank order once every node of
+/// lower rank is done, so each sees all of this change's inputs at once, and runs once. Then every
+/// node that emitted delivers its events to its observers, in the order the nodes first emitted.
+@usableFromInline
+final class _Pass {
+    /// Marked nodes not run yet, in the order they were marked; each runs once per pass (a node's
+    /// `isMarked` says it is here). (Exclusivity is unchecked on the pass's state: only the
+    /// thread running the pass uses it, one call at a time.)
+    @exclusivity(unchecked) private var marked: [(rank: Int, node: any _Markable, work: () -> Void)] = []
+    /// The marks being run (kept to reuse its storage).
+    @exclusivity(unchecked) private var running: [(rank: Int, node: any _Markable, work: () -> Void)] = []
+    /// What delivers the events of each node that emitted some for its observers (its
+    /// `publish`), in the order the nodes first emitted.
+    @exclusivity(unchecked) @usableFromInline var touched: [() -> Void] = []
+    /// What runs once the pass has delivered (`whenDelivered`).
+    @exclusivity(unchecked) private var afterDelivery: [() -> Void] = []
+    /// The epoch of the component when the pass began: an edge with a newer one was made by a
+    /// merge since, and what goes along it is queued (see `_PropagationDomain`).
+    @exclusivity(unchecked) @usableFromInline var epoch: UInt64 = 0
+
+    init() {}
+
+    /// Runs `work` for `node` once, after every node of a lower rank: nothing when the node is
+    /// marked already. A node marked again after it ran (an input of a higher rank emitted into
+    /// it, which only a switching operator can cause) runs again.
+    @inlinable
+    func mark<Value>(_ node: _OperatorNode<Value>, _ work: @autoclosure () -> () -> Void) {
+        guard !node.isMarked else { return }
+        node.isMarked = true
+        append(node, rank: node.rank, work())
+    }
+
+    @usableFromInline
+    func append(_ node: any _Markable, rank: Int, _ work: @escaping () -> Void) {
+        marked.append((rank, node, work))
+    }
+
+    /// Runs `work` after this pass has delivered to the observers of derived values.
+    func whenDelivered(_ work: @escaping () -> Void) {
+        afterDelivery.append(work)
+    }
+
+    @usableFromInline
+    func run() {
+        // Runs the marks of the lowest rank, in marking order; the others wait, and marks made
+        // meanwhile queue behind them.
+        while let lowest = marked.lazy.map(\.rank).min() {
+            swap(&marked, &running)
+            for mark in running where mark.rank != lowest { marked.append(mark) }
+            for mark in running where mark.rank == lowest {
+                mark.node.isMarked = false
+                mark.work()
+            }
+            running.removeAll(keepingCapacity: true)
+        }
+        for publish in touched { publish() }
+        touched.removeAll(keepingCapacity: true)
+        guard !afterDelivery.isEmpty else { return }
+        let after = afterDelivery
+        afterDelivery.removeAll()
+        for work in after { work() }
+    }
+}

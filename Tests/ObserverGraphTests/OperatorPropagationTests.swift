@@ -1,0 +1,195 @@
+import Dispatch
+import ObserverGraph
+import Testing
+
+/// Holds a propagation pass inside an operator closure until opened: `hold(value)` blocks the
+/// thread running the pass when `value` is the one to hold, after saying it has.
+private final class PassGate: Sendable {
+    private let held: Int
+    private let entered = DispatchSemaphore(value: 0)
+    private let opened = DispatchSemaphore(value: 0)
+
+    init(holding value: Int) {
+        held = value
+    }
+
+    func hold(_ value: Int) {
+        guard value == held else { return }
+        entered.signal()
+        _ = opened.wait(timeout: .now() + 10)
+    }
+
+    /// Whether a pass is held (waits up to 10 s for one to arrive).
+    func waitUntilHeld() -> Bool { entered.wait(timeout: .now() + 10) == .success }
+    func open() { opened.signal() }
+}
+
+/// Runs `body` on a background thread; `finished` says whether it returned (within `seconds`).
+private final class Background: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().async { [done] in
+            body()
+            done.signal()
+        }
+    }
+
+    func finished(within seconds: Double) -> Bool { done.wait(timeout: .now() + seconds) == .success }
+}
+
+@Suite("Propagation: one queue per connected graph, and no set ever waits for another thread")
+struct OperatorPropagationTests {
+    @Test("A set while another thread runs a pass of the same graph is queued, not waited for")
+    func setWhileAnotherThreadPropagates() {
+        let x = ObservableValue(0)
+        let gate = PassGate(holding: 1)
+        let doubled = x.map { value -> Int in
+            gate.hold(value)
+            return value * 2
+        }
+        let recorder = OperatorRecorder(doubled)
+        let first = Background { x.value = 1 }
+        #expect(gate.waitUntilHeld())
+        x.value = 2  // returns at once: the thread running the held pass will propagate it
+        #expect(!first.finished(within: 0.05))
+        #expect(doubled.value == 0)
+        #expect(recorder.values == [0])
+        gate.open()
+        #expect(first.finished(within: 10))
+        // The runner propagated both, in the order the sets arrived, before its set returned.
+        #expect(recorder.values == [0, 2, 4])
+        #expect(doubled.value == 4)
+    }
+
+    @Test("Unrelated graphs propagate at once: a set returns with its own derived values delivered")
+    func unrelatedGraphsDoNotWait() {
+        let x = ObservableValue(0)
+        let gate = PassGate(holding: 1)
+        let held = x.map { value -> Int in
+            gate.hold(value)
+            return value
+        }
+        let y = ObservableValue(0)
+        let label = y.map { "y=\($0)" }
+        let labels = OperatorRecorder(label)
+        let first = Background { x.value = 1 }
+        #expect(gate.waitUntilHeld())
+        y.value = 7
+        #expect(label.value == "y=7")
+        #expect(labels.values == ["y=0", "y=7"])
+        gate.open()
+        #expect(first.finished(within: 10))
+        #expect(held.value == 1)
+    }
+
+    @Test("A set on the main actor while a thread runs a pass of the same graph returns at once")
+    @MainActor
+    func mainActorSetDoesNotBlock() async {
+        let x = ObservableValue(0)
+        let gate = PassGate(holding: 1)
+        let doubled = x.map { value -> Int in
+            gate.hold(value)
+            return value * 2
+        }
+        let first = Background { x.value = 1 }
+        #expect(gate.waitUntilHeld())
+        x.set(2)
+        #expect(doubled.value == 0)  // queued behind the held pass
+        gate.open()
+        #expect(first.finished(within: 10))
+        #expect(doubled.value == 4)
+    }
+
+    @Test("Joining two graphs while both propagate on other threads: each change arrives once, consistent")
+    func joinWhileBothPropagate() {
+        let a = ObservableValue(0)
+        let b = ObservableValue(0)
+        let gateA = PassGate(holding: 1)
+        let gateB = PassGate(holding: 1)
+        let twiceA = a.map { value -> Int in
+            gateA.hold(value)
+            return value * 2
+        }
+        let thriceB = b.map { value -> Int in
+            gateB.hold(value)
+            return value * 3
+        }
+        let setA = Background { a.value = 1 }
+        let setB = Background { b.value = 1 }
+        #expect(gateA.waitUntilHeld())
+        #expect(gateB.waitUntilHeld())
+        // Both passes are held inside their maps; the join is made now, and its start is the
+        // maps' latest values.
+        let pairs = twiceA.combineLatest(thriceB).map { "\($0.0),\($0.1)" }
+        let recorder = OperatorRecorder(pairs)
+        #expect(recorder.values == ["0,0"])
+        gateA.open()
+        gateB.open()
+        #expect(setA.finished(within: 10))
+        #expect(setB.finished(within: 10))
+        let seen = recorder.values
+        #expect(seen.count == 3)
+        #expect(seen.last == "2,3")
+        #expect(seen.dropFirst().first.map { ["2,0", "0,3"].contains($0) } == true)
+        // One component now: one set of either source is one pass, and the join follows it.
+        a.value = 5
+        b.value = 4
+        #expect(recorder.values.suffix(2) == ["10,3", "10,12"])
+        #expect(pairs.value == "10,12")
+    }
+
+    @Test("flatMapLatest switching to an inner source another thread is propagating")
+    func switchIntoARunningGraph() {
+        let outer = ObservableValue(0)
+        let inner = ObservableValue(0)
+        let gate = PassGate(holding: 1)
+        let scaled = inner.map { value -> Int in
+            gate.hold(value)
+            return value * 10
+        }
+        let idle = ObservableValue(-1)
+        let followed = outer.flatMapLatest { $0 == 0 ? idle.map { $0 } : scaled }
+        let recorder = OperatorRecorder(followed)
+        let setInner = Background { inner.value = 1 }
+        #expect(gate.waitUntilHeld())
+        outer.value = 1  // switches to `scaled`, whose latest value is still 0
+        #expect(followed.value == 0)
+        gate.open()
+        #expect(setInner.finished(within: 10))
+        #expect(recorder.values == [-1, 0, 10])
+        inner.value = 2
+        #expect(recorder.values == [-1, 0, 10, 20])
+    }
+
+    @Test("Stress: threads set their own graphs while another joins them; every join ends consistent")
+    func joinsUnderLoad() {
+        let sources = (0..<4).map { ObservableValue($0) }
+        let mapped = sources.map { source in source.map { $0 * 2 } }
+        let pairs = (0..<40).map { step in (step % 4, (step / 4 + step + 1) % 4) }.filter { $0.0 != $0.1 }
+        let joins = GraphLock<[DerivedValue<Bool>]>([])
+        let recorders = GraphLock<[OperatorRecorder<Bool>]>([])
+        DispatchQueue.concurrentPerform(iterations: 5) { worker in
+            if worker == 4 {
+                for (i, j) in pairs {
+                    let join = mapped[i].combineLatest(mapped[j], sources[i]).map { $0.0 == $0.2 * 2 }
+                    let recorder = OperatorRecorder(join)
+                    joins.withLock { $0.append(join) }
+                    recorders.withLock { $0.append(recorder) }
+                }
+            } else {
+                for step in 1...300 { sources[worker].value = step }
+            }
+        }
+        // A last set of each source reaches every join, in one component now.
+        for source in sources { source.value = 1000 }
+        let all = recorders.withLock { $0 }
+        #expect(all.count == pairs.count)
+        for recorder in all {
+            #expect(recorder.values.last == true)
+            // `combineLatest(mapped[i], …, sources[i])` is a diamond over sources[i]: never inconsistent.
+            #expect(recorder.values.allSatisfy { $0 })
+        }
+        withExtendedLifetime(joins) {}
+    }
+}
