@@ -139,6 +139,29 @@ struct OperatorPropagationTests {
         #expect(pairs.value == "10,12")
     }
 
+    @Test("A diamond joined to another graph while its source propagates: one consistent result")
+    func diamondJoinedMidPass() {
+        let x = ObservableValue(0)
+        let y = ObservableValue(0)
+        let gate = PassGate(holding: 1)
+        let a = x.map { value -> Int in
+            gate.hold(value)
+            return value * 2
+        }
+        let b = x.map { $0 * 3 }
+        let setX = Background { x.value = 1 }
+        #expect(gate.waitUntilHeld())
+        // The pass of x is held before `a` emits; the join of x's graph and y's is made now.
+        let joined = a.combineLatest(b, y).map { "\($0.0),\($0.1),\($0.2)" }
+        let recorder = OperatorRecorder(joined)
+        gate.open()
+        #expect(setX.finished(within: 10))
+        // Never "2,0,0": both branches of the held change arrive in one pass.
+        #expect(recorder.values == ["0,0,0", "2,3,0"])
+        y.value = 1
+        #expect(recorder.values == ["0,0,0", "2,3,0", "2,3,1"])
+    }
+
     @Test("flatMapLatest switching to an inner source another thread is propagating")
     func switchIntoARunningGraph() {
         let outer = ObservableValue(0)

@@ -106,7 +106,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         for edge in edges {
             if let pass, edge.epoch > pass.epoch {
                 // Made by a merge since this pass began: another pass may run the child now.
-                domain.submit { pass in edge.call(event, pass, false) }
+                pass.queueAcrossMerge(domain) { pass in edge.call(event, pass, false) }
             } else {
                 edge.call(event, pass, edge.direct)
             }

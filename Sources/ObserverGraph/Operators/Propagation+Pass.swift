@@ -26,6 +26,11 @@ final class _Pass {
     @exclusivity(unchecked) @usableFromInline var touched: [() -> Void] = []
     /// What runs once the pass has delivered (`whenDelivered`).
     @exclusivity(unchecked) private var afterDelivery: [() -> Void] = []
+    /// What this pass sends along edges a merge made since it began, and their component: run
+    /// together in one pass of their own, queued after this one (so a node joined by the merge
+    /// still sees all of this change's inputs at once).
+    @exclusivity(unchecked) private var acrossMerge: [@Sendable (_Pass) -> Void] = []
+    @exclusivity(unchecked) private var acrossMergeDomain: _PropagationDomain?
     /// The epoch of the component when the pass began: an edge with a newer one was made by a
     /// merge since, and what goes along it is queued (see `_PropagationDomain`).
     @exclusivity(unchecked) @usableFromInline var epoch: UInt64 = 0
@@ -45,6 +50,14 @@ final class _Pass {
     @usableFromInline
     func append(_ node: any _Markable, rank: Int, _ work: @escaping () -> Void) {
         marked.append((rank, node, work))
+    }
+
+    /// Queues `work` (an event crossing an edge a merge made since this pass began) for a pass
+    /// of `domain`'s component after this one, with the other such events of this pass.
+    @usableFromInline
+    func queueAcrossMerge(_ domain: _PropagationDomain, _ work: @escaping @Sendable (_Pass) -> Void) {
+        acrossMerge.append(work)
+        acrossMergeDomain = domain
     }
 
     /// Runs `work` after this pass has delivered to the observers of derived values.
@@ -67,6 +80,14 @@ final class _Pass {
         }
         for publish in touched { publish() }
         touched.removeAll(keepingCapacity: true)
+        if let domain = acrossMergeDomain {
+            let crossing = acrossMerge
+            acrossMerge = []
+            acrossMergeDomain = nil
+            domain.submit { pass in
+                for work in crossing { work(pass) }
+            }
+        }
         guard !afterDelivery.isEmpty else { return }
         let after = afterDelivery
         afterDelivery.removeAll()
