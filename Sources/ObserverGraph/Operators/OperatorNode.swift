@@ -101,7 +101,11 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
             }
             return (links.edges, first)
         }
-        if firstInOutbox, let pass { pass.touched.append(publish) }
+        if firstInOutbox, let pass {
+            // A closure capturing nothing (the node travels beside it): no allocation per pass.
+            pass.touched.append(
+                _Publication(self) { unsafeDowncast($0, to: _OperatorNode<Value>.self).publish() })
+        }
         guard let edges else { return }
         for edge in edges {
             if let pass, edge.epoch > pass.epoch {

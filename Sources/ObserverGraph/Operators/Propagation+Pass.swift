@@ -23,7 +23,7 @@ final class _Pass {
     @exclusivity(unchecked) private var running: [(rank: Int, node: any _Markable, work: () -> Void)] = []
     /// What delivers the events of each node that emitted some for its observers (its
     /// `publish`), in the order the nodes first emitted.
-    @exclusivity(unchecked) @usableFromInline var touched: [() -> Void] = []
+    @exclusivity(unchecked) @usableFromInline var touched: [_Publication] = []
     /// What runs once the pass has delivered (`whenDelivered`).
     @exclusivity(unchecked) private var afterDelivery: [() -> Void] = []
     /// What this pass sends along edges a merge made since it began, and their component: run
@@ -78,7 +78,7 @@ final class _Pass {
             }
             running.removeAll(keepingCapacity: true)
         }
-        for publish in touched { publish() }
+        for publication in touched { publication.publish(publication.node) }
         touched.removeAll(keepingCapacity: true)
         if let domain = acrossMergeDomain {
             let crossing = acrossMerge
@@ -92,5 +92,19 @@ final class _Pass {
         let after = afterDelivery
         afterDelivery.removeAll()
         for work in after { work() }
+    }
+}
+
+/// A node that emitted in a pass, and what delivers its events: its `publish`, as a closure that
+/// captures nothing (so listing it allocates nothing), given the node.
+@usableFromInline
+struct _Publication {
+    @usableFromInline let node: AnyObject
+    @usableFromInline let publish: (AnyObject) -> Void
+
+    @inlinable
+    init(_ node: AnyObject, _ publish: @escaping (AnyObject) -> Void) {
+        self.node = node
+        self.publish = publish
     }
 }
