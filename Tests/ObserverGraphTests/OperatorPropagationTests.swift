@@ -210,8 +210,12 @@ struct OperatorPropagationTests {
         #expect(all.count == pairs.count)
         for recorder in all {
             #expect(recorder.values.last == true)
-            // `combineLatest(mapped[i], …, sources[i])` is a diamond over sources[i]: never inconsistent.
-            #expect(recorder.values.allSatisfy { $0 })
+            // `combineLatest(mapped[i], …, sources[i])` is a diamond over sources[i]: every change
+            // delivered is consistent. Only the value a join starts from may mix one change with
+            // the previous one, when the join was built while another thread was in the middle of
+            // propagating that change (the documented construction race); the pass delivers the
+            // consistent value right after.
+            #expect(recorder.values.dropFirst().allSatisfy { $0 })
         }
         withExtendedLifetime(joins) {}
     }

@@ -109,8 +109,12 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         guard let edges else { return }
         for edge in edges {
             if let pass, edge.epoch > pass.epoch {
-                // Made by a merge since this pass began: another pass may run the child now.
-                pass.queueAcrossMerge(domain) { pass in edge.call(event, pass, false) }
+                // Made by a merge since this pass began: the child may be run by another pass
+                // now, so `accept` queues the event for a pass of its own (or hands it to the
+                // child's builder, who owns the child until it is built).
+                pass.crossing = domain
+                edge.call(event, pass, false)
+                pass.crossing = nil
             } else {
                 edge.call(event, pass, edge.direct)
             }
@@ -141,7 +145,8 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Runs `handle` now, or, while this node is still being built on another thread, hands it
-    /// to the builder (which runs it before publishing the node).
+    /// to the builder (which runs it before publishing the node). An event crossing an edge a
+    /// merge made since its pass began (`_Pass.crossing`) is queued for a pass of its own.
     @inlinable
     func accept<Input: Sendable>(
         _ event: GraphEvent<Input>, _ pass: _Pass?,
@@ -152,7 +157,12 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
             links.buffered.append { [unowned self] pass in handle(self, event, pass) }
             return true
         }
-        if !deferred { handle(self, event, pass) }
+        if deferred { return }
+        if let pass, let domain = pass.crossing {
+            pass.queueAcrossMerge(domain) { pass in handle(self, event, pass) }
+        } else {
+            handle(self, event, pass)
+        }
     }
 
     /// Ends the build: runs the work that arrived meanwhile, then, in one critical section,

@@ -31,6 +31,9 @@ final class _Pass {
     /// still sees all of this change's inputs at once).
     @exclusivity(unchecked) private var acrossMerge: [@Sendable (_Pass) -> Void] = []
     @exclusivity(unchecked) private var acrossMergeDomain: _PropagationDomain?
+    /// Set while an event crosses an edge a merge made since this pass began: the component
+    /// where `accept` queues it, unless the child is still being built.
+    @exclusivity(unchecked) @usableFromInline var crossing: _PropagationDomain?
     /// The epoch of the component when the pass began: an edge with a newer one was made by a
     /// merge since, and what goes along it is queued (see `_PropagationDomain`).
     @exclusivity(unchecked) @usableFromInline var epoch: UInt64 = 0
