@@ -51,7 +51,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     public func append(_ element: Element, isolation: isolated (any Actor)? = #isolation) -> Bool {
         _mutateCurrent(isolation: isolation) { change in
             change.array.append(element)
-            change.changeset = ArrayChangeset(inserts: [change.array.count - 1])
+            change.changeset = ArrayChangeset(_storage: .inserts([change.array.count - 1]))
             return (true, ())
         } != nil
     }
@@ -71,7 +71,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
             guard !added.isEmpty else { return (false, ()) }
             let start = change.array.count
             change.array.append(contentsOf: added)
-            change.changeset = ArrayChangeset(inserts: Array(start..<change.array.count))
+            change.changeset = ArrayChangeset(_storage: .inserts(Array(start..<change.array.count)))
             return (true, ())
         } != nil
     }
@@ -90,7 +90,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
                 throw .indexOutOfRange(index: index, count: change.array.count)
             }
             change.array.insert(element, at: index)
-            change.changeset = ArrayChangeset(inserts: [index])
+            change.changeset = ArrayChangeset(_storage: .inserts([index]))
             return ()
         }
     }
@@ -110,7 +110,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
             }
             let replaced = change.array[index]
             change.array[index] = element
-            change.changeset = ArrayChangeset(updates: [index])
+            change.changeset = ArrayChangeset(_storage: .updates([index]))
             return replaced
         }
         withExtendedLifetime(replaced) {}
@@ -130,7 +130,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
             guard change.array.indices.contains(index) else {
                 throw .indexOutOfRange(index: index, count: change.array.count)
             }
-            change.changeset = ArrayChangeset(deletes: [index])
+            change.changeset = ArrayChangeset(_storage: .deletes([index]))
             return change.array.remove(at: index)
         }
     }
@@ -147,7 +147,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     {
         try mutateAlways(isolation) { change throws(ObservableArrayError) in
             guard !change.array.isEmpty else { throw .empty }
-            change.changeset = ArrayChangeset(deletes: [change.array.count - 1])
+            change.changeset = ArrayChangeset(_storage: .deletes([change.array.count - 1]))
             return change.array.removeLast()
         }
     }
@@ -163,7 +163,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
         let removed = _mutateCurrent(isolation: isolation) { change -> (changed: Bool, result: [Element]) in
             guard !change.array.isEmpty else { return (false, []) }
             let removed = change.array
-            change.changeset = ArrayChangeset(deletes: Array(removed.indices))
+            change.changeset = ArrayChangeset(_storage: .deletes(Array(removed.indices)))
             change.array = []
             return (true, removed)
         }
@@ -187,7 +187,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
             guard source != destination else { return (false, ()) }
             let element = change.array.remove(at: source)
             change.array.insert(element, at: destination)
-            change.changeset = ArrayChangeset(moves: [.init(from: source, to: destination)])
+            change.changeset = ArrayChangeset(_storage: .moves([.init(from: source, to: destination)]))
             return (true, ())
         }
     }
