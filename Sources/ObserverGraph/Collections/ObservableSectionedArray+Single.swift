@@ -10,6 +10,7 @@ extension ObservableSectionedArray {
     /// not run user code.
     ///
     /// - Throws: what `body` threw, or `.terminated` once the array has terminated.
+    @inlinable
     func _single<Removed>(
         _ isolation: (any Actor)?,
         _ body: (inout [ArraySection<Metadata, Item>]) throws(ObservableArrayError)
@@ -20,9 +21,7 @@ extension ObservableSectionedArray {
         let outcome = _mutateCurrent(isolation: isolation) {
             change -> (changed: Bool, result: Result<Removed, ObservableArrayError>) in
             do throws(ObservableArrayError) {
-                let (changeset, removed) = try body(&change.sections)
-                change.changeset = changeset
-                return (true, .success(removed))
+                return (true, .success(try change._change(body)))
             } catch {
                 return (false, .failure(error))
             }
@@ -33,16 +32,19 @@ extension ObservableSectionedArray {
     }
 
     /// `sections: <list> [index]`.
+    @inlinable
     static func _sectionChange(_ storage: ArrayChangeset._Storage) -> SectionedChangeset {
         SectionedChangeset(sections: ArrayChangeset(_storage: storage))
     }
 
     /// `items in section: <list> [index]`.
+    @inlinable
     static func _itemChange(in section: Int, _ storage: ArrayChangeset._Storage) -> SectionedChangeset {
         SectionedChangeset(items: [section: ArrayChangeset(_storage: storage)])
     }
 
     /// Throws unless `index` is a section of `sections`.
+    @inlinable
     static func _checkSection(_ index: Int, in sections: [ArraySection<Metadata, Item>])
         throws(ObservableArrayError)
     {
@@ -52,6 +54,7 @@ extension ObservableSectionedArray {
     }
 
     /// Throws unless `path` is an item of `sections` (its section checked first).
+    @inlinable
     static func _checkItem(_ path: ItemPath, in sections: [ArraySection<Metadata, Item>])
         throws(ObservableArrayError)
     {
@@ -61,6 +64,7 @@ extension ObservableSectionedArray {
     }
 
     /// Inserts `section` at `index` (0...count).
+    @inlinable
     func _insertSection(_ section: ArraySection<Metadata, Item>, at index: Int?, isolation: (any Actor)?)
         throws(ObservableArrayError)
     {
@@ -75,6 +79,7 @@ extension ObservableSectionedArray {
     }
 
     /// Inserts `item` at `path` (an item index in 0...count), or at the end of `section`.
+    @inlinable
     func _insertItem(_ item: Item, at path: ItemPath?, section: Int, isolation: (any Actor)?)
         throws(ObservableArrayError)
     {
@@ -86,5 +91,19 @@ extension ObservableSectionedArray {
             sections[section].items.insert(item, at: index)
             return (Self._itemChange(in: section, .inserts([index])), ())
         }
+    }
+}
+
+extension SectionedArrayChange {
+    /// Runs `body` on the sections in place and stores the changeset it returns; returns what
+    /// it removed or replaced. (Out of line: the setters are internal.)
+    @usableFromInline
+    mutating func _change<Removed>(
+        _ body: (inout [ArraySection<Metadata, Item>]) throws(ObservableArrayError)
+            -> (changeset: SectionedChangeset, removed: Removed)
+    ) throws(ObservableArrayError) -> Removed {
+        let (changeset, removed) = try body(&sections)
+        self.changeset = changeset
+        return removed
     }
 }

@@ -402,6 +402,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Complexity: amortized O(1) plus the delivery.
+    @inlinable
     public func appendSection(
         _ section: ArraySection<Metadata, Item>, isolation: isolated (any Actor)? = #isolation
     ) {
@@ -413,6 +414,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(sections) plus the delivery.
+    @inlinable
     public func insertSection(
         _ section: ArraySection<Metadata, Item>, at index: Int, isolation: isolated (any Actor)? = #isolation
     )
@@ -426,6 +428,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(sections) plus the delivery.
+    @inlinable
     public func removeSection(at index: Int, isolation: isolated (any Actor)? = #isolation)
         throws(ObservableArrayError)
     {
@@ -454,6 +457,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(1) plus the delivery.
+    @inlinable
     public func setMetadata(
         _ metadata: Metadata, at index: Int, isolation: isolated (any Actor)? = #isolation
     ) throws(ObservableArrayError) {
@@ -470,6 +474,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: amortized O(1) plus the delivery.
+    @inlinable
     public func appendItem(
         _ item: Item, toSection section: Int, isolation: isolated (any Actor)? = #isolation
     ) throws(ObservableArrayError) {
@@ -481,6 +486,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(items in the section) plus the delivery.
+    @inlinable
     public func insertItem(_ item: Item, at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
         throws(ObservableArrayError)
     {
@@ -492,6 +498,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(items in the section) plus the delivery.
+    @inlinable
     public func removeItem(at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
         throws(ObservableArrayError)
     {
@@ -507,6 +514,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
     /// - Complexity: O(1) plus the delivery.
+    @inlinable
     public func setItem(_ item: Item, at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
         throws(ObservableArrayError)
     {
