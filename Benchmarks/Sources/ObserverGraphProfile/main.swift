@@ -95,6 +95,7 @@ let workloads = [
     "steady": "steady churn: n subscribed, then `rounds` x n random unsubscribe+subscribe pairs",
     "valueset": "set an ObservableValue<Int> observed by one closure, n times",
     "arrayappend": "append n elements to an ObservableArray<Int> observed by ten closures",
+    "hand-arrayappend": "hand baseline: append n elements to an [Int], hand one ArrayChange to ten closures",
     "chain": "set an ObservableValue<Int> n times through map, filter, removeDuplicates to one observer",
     "diamond": "set an ObservableValue<Int> n times through map and map into combineLatest",
 ]
@@ -207,6 +208,19 @@ func measuredSection(_ f: Fixture) -> Int {
         for i in 0..<f.observers.count { array.append(i) }
         result = sum.withLock { $0 }
         withExtendedLifetime(tokens) {}
+    case "hand-arrayappend":
+        let sum = GraphLock(0)
+        let handlers: [(ArrayChange<Int>) -> Void] = (0..<10).map { _ in
+            { change in sum.withLock { $0 &+= change.changeset.inserts.count } }
+        }
+        var array: [Int] = []
+        for i in 0..<f.observers.count {
+            array.append(i)
+            let change = ArrayChange(array: array, changeset: ArrayChangeset(inserts: [array.count - 1]))
+            for handler in handlers { handler(change) }
+        }
+        result = sum.withLock { $0 }
+        blackHole(array)
     case "chain", "diamond":
         for i in 0..<f.observers.count { operatorSource.value = i >> 1 }
         result = operatorSum.withLock { $0 }

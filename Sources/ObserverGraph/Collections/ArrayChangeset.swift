@@ -36,24 +36,71 @@ public struct ArrayChangeset: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The four lists, in one reference (see `_Storage`).
+    @usableFromInline let _storage: _Storage
+
     /// Old indices of removed elements, ascending.
-    public private(set) var deletes: [Int]
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
+    @inlinable public var deletes: [Int] {
+        switch _storage {
+        case .deletes(let list): list
+        case .mixed(let lists): lists.deletes
+        default: []
+        }
+    }
+
     /// New indices of added elements, ascending.
-    public private(set) var inserts: [Int]
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
+    @inlinable public var inserts: [Int] {
+        switch _storage {
+        case .inserts(let list): list
+        case .mixed(let lists): lists.inserts
+        default: []
+        }
+    }
+
     /// Old indices of elements whose value changed in place, ascending.
-    public private(set) var updates: [Int]
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
+    @inlinable public var updates: [Int] {
+        switch _storage {
+        case .updates(let list): list
+        case .mixed(let lists): lists.updates
+        default: []
+        }
+    }
+
     /// Moved elements, by ascending new index.
-    public private(set) var moves: [Move]
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1).
+    @inlinable public var moves: [Move] {
+        switch _storage {
+        case .moves(let list): list
+        case .mixed(let lists): lists.moves
+        default: []
+        }
+    }
 
     /// A changeset with the given lists (sorted for you). Check it with `validate`.
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Complexity: O(k log k), k = number of entries.
+    /// - Complexity: O(k log k), k = number of entries; O(k) when the lists are already sorted.
     public init(deletes: [Int] = [], inserts: [Int] = [], updates: [Int] = [], moves: [Move] = []) {
-        self.deletes = deletes.sorted()
-        self.inserts = inserts.sorted()
-        self.updates = updates.sorted()
-        self.moves = moves.sorted { $0.to < $1.to }
+        _storage = Self._canonical(
+            deletes: Self._ascending(deletes, by: <), inserts: Self._ascending(inserts, by: <),
+            updates: Self._ascending(updates, by: <), moves: Self._ascending(moves) { $0.to < $1.to })
+    }
+
+    /// A changeset held in `storage`, which must be canonical (see `_Storage`).
+    @inlinable
+    init(_storage storage: _Storage) {
+        _storage = storage
     }
 
     /// Everything removed and everything inserted: what a full reload looks like. A negative
@@ -69,8 +116,8 @@ public struct ArrayChangeset: Hashable, Sendable, CustomStringConvertible {
     ///
     /// Thread safety: a value. Callbacks: none.
     /// - Complexity: O(1).
-    public var isEmpty: Bool {
-        deletes.isEmpty && inserts.isEmpty && updates.isEmpty && moves.isEmpty
+    @inlinable public var isEmpty: Bool {
+        if case .empty = _storage { true } else { false }
     }
 
     /// A compact text form, e.g. `deletes [1], inserts [0, 3]`, or `no change`.
@@ -260,10 +307,7 @@ public struct ArrayChangeset: Hashable, Sendable, CustomStringConvertible {
     /// ascending new index).
     @usableFromInline
     init(sortedDeletes deletes: [Int], inserts: [Int], updates: [Int], moves: [Move]) {
-        self.deletes = deletes
-        self.inserts = inserts
-        self.updates = updates
-        self.moves = moves
+        _storage = Self._canonical(deletes: deletes, inserts: inserts, updates: updates, moves: moves)
     }
 
     /// Marks a longest strictly increasing subsequence of the non-negative `values` (negative

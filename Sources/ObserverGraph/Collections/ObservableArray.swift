@@ -33,6 +33,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// Thread safety: safe from any thread.
     /// Callbacks: observers' handlers, for a set.
     /// - Complexity: O(1) to get; O(1) plus the delivery to set.
+    @inlinable
     public override subscript(index: Int) -> Element? {
         get { element(at: index) }
         set {
@@ -51,7 +52,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     public func append(_ element: Element, isolation: isolated (any Actor)? = #isolation) -> Bool {
         _mutateCurrent(isolation: isolation) { change in
             change.array.append(element)
-            change.changeset = ArrayChangeset(inserts: [change.array.count - 1])
+            change.changeset = ArrayChangeset(_storage: .inserts([change.array.count - 1]))
             return (true, ())
         } != nil
     }
@@ -71,7 +72,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
             guard !added.isEmpty else { return (false, ()) }
             let start = change.array.count
             change.array.append(contentsOf: added)
-            change.changeset = ArrayChangeset(inserts: Array(start..<change.array.count))
+            change.changeset = ArrayChangeset(_storage: .inserts(Array(start..<change.array.count)))
             return (true, ())
         } != nil
     }
@@ -82,15 +83,16 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(count) plus the delivery.
+    @inlinable
     public func insert(_ element: Element, at index: Int, isolation: isolated (any Actor)? = #isolation)
         throws(ObservableArrayError)
     {
-        try mutateAlways(isolation) { change throws(ObservableArrayError) in
+        try _mutateAlways(isolation) { change throws(ObservableArrayError) in
             guard index >= 0 && index <= change.array.count else {
                 throw .indexOutOfRange(index: index, count: change.array.count)
             }
             change.array.insert(element, at: index)
-            change.changeset = ArrayChangeset(inserts: [index])
+            change.changeset = ArrayChangeset(_storage: .inserts([index]))
             return ()
         }
     }
@@ -101,16 +103,17 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(1) plus the delivery.
+    @inlinable
     public func set(_ element: Element, at index: Int, isolation: isolated (any Actor)? = #isolation)
         throws(ObservableArrayError)
     {
-        let replaced = try mutateAlways(isolation) { change throws(ObservableArrayError) in
+        let replaced = try _mutateAlways(isolation) { change throws(ObservableArrayError) in
             guard change.array.indices.contains(index) else {
                 throw .indexOutOfRange(index: index, count: change.array.count)
             }
             let replaced = change.array[index]
             change.array[index] = element
-            change.changeset = ArrayChangeset(updates: [index])
+            change.changeset = ArrayChangeset(_storage: .updates([index]))
             return replaced
         }
         withExtendedLifetime(replaced) {}
@@ -122,15 +125,15 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(count) plus the delivery.
-    @discardableResult
+    @inlinable @discardableResult
     public func remove(at index: Int, isolation: isolated (any Actor)? = #isolation)
         throws(ObservableArrayError) -> Element
     {
-        try mutateAlways(isolation) { change throws(ObservableArrayError) in
+        try _mutateAlways(isolation) { change throws(ObservableArrayError) in
             guard change.array.indices.contains(index) else {
                 throw .indexOutOfRange(index: index, count: change.array.count)
             }
-            change.changeset = ArrayChangeset(deletes: [index])
+            change.changeset = ArrayChangeset(_storage: .deletes([index]))
             return change.array.remove(at: index)
         }
     }
@@ -141,13 +144,13 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.empty` or `.terminated`; nothing changes.
     /// - Complexity: O(1) plus the delivery.
-    @discardableResult
+    @inlinable @discardableResult
     public func removeLast(isolation: isolated (any Actor)? = #isolation) throws(ObservableArrayError)
         -> Element
     {
-        try mutateAlways(isolation) { change throws(ObservableArrayError) in
+        try _mutateAlways(isolation) { change throws(ObservableArrayError) in
             guard !change.array.isEmpty else { throw .empty }
-            change.changeset = ArrayChangeset(deletes: [change.array.count - 1])
+            change.changeset = ArrayChangeset(_storage: .deletes([change.array.count - 1]))
             return change.array.removeLast()
         }
     }
@@ -158,12 +161,12 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// Callbacks: observers' handlers.
     /// - Returns: `false` (and changes nothing) if the array has terminated.
     /// - Complexity: O(count) plus the delivery.
-    @discardableResult
+    @inlinable @discardableResult
     public func removeAll(isolation: isolated (any Actor)? = #isolation) -> Bool {
         let removed = _mutateCurrent(isolation: isolation) { change -> (changed: Bool, result: [Element]) in
             guard !change.array.isEmpty else { return (false, []) }
             let removed = change.array
-            change.changeset = ArrayChangeset(deletes: Array(removed.indices))
+            change.changeset = ArrayChangeset(_storage: .deletes(Array(removed.indices)))
             change.array = []
             return (true, removed)
         }
@@ -177,17 +180,21 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(count) plus the delivery.
+    @inlinable
     public func move(from source: Int, to destination: Int, isolation: isolated (any Actor)? = #isolation)
         throws(ObservableArrayError)
     {
-        try mutateChecked(isolation) { change throws(ObservableArrayError) in
-            for index in [source, destination] where !change.array.indices.contains(index) {
-                throw .indexOutOfRange(index: index, count: change.array.count)
+        try _mutateChecked(isolation) { change throws(ObservableArrayError) in
+            guard change.array.indices.contains(source) else {
+                throw .indexOutOfRange(index: source, count: change.array.count)
+            }
+            guard change.array.indices.contains(destination) else {
+                throw .indexOutOfRange(index: destination, count: change.array.count)
             }
             guard source != destination else { return (false, ()) }
             let element = change.array.remove(at: source)
             change.array.insert(element, at: destination)
-            change.changeset = ArrayChangeset(moves: [.init(from: source, to: destination)])
+            change.changeset = ArrayChangeset(_storage: .moves([.init(from: source, to: destination)]))
             return (true, ())
         }
     }
@@ -219,32 +226,33 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
         _reload(with: elements)
     }
 
-    /// In-place mutation that may refuse with an error (and change nothing).
-    private func mutateChecked<Result>(
+    /// In-place mutation that may refuse with an error (and change nothing). The error is part
+    /// of the recorded result, so that a nested call replayed by an outer read-modify-write
+    /// rethrows the same error.
+    @inlinable
+    final func _mutateChecked<Result>(
         _ isolation: (any Actor)?,
         _ body: (inout ArrayChange<Element>) throws(ObservableArrayError) -> (Bool, Result)
     ) throws(ObservableArrayError) -> Result {
-        var failure: ObservableArrayError?
-        let result: Result?? = _mutateCurrent(isolation: isolation) {
-            change -> (changed: Bool, result: Result?) in
+        let outcome = _mutateCurrent(isolation: isolation) {
+            change -> (changed: Bool, result: Swift.Result<Result, ObservableArrayError>) in
             do throws(ObservableArrayError) {
                 let (changed, result) = try body(&change)
-                return (changed, result)
+                return (changed, .success(result))
             } catch {
-                failure = error
-                return (false, nil)
+                return (false, .failure(error))
             }
         }
-        if let failure { throw failure }
-        guard let result, let result else { throw .terminated }
-        return result
+        guard let outcome else { throw .terminated }
+        return try outcome.get()
     }
 
     /// A checked mutation that always changes the array when it does not throw.
-    private func mutateAlways<Result>(
+    @inlinable
+    final func _mutateAlways<Result>(
         _ isolation: (any Actor)?, _ body: (inout ArrayChange<Element>) throws(ObservableArrayError) -> Result
     ) throws(ObservableArrayError) -> Result {
-        try mutateChecked(isolation) { change throws(ObservableArrayError) in (true, try body(&change)) }
+        try _mutateChecked(isolation) { change throws(ObservableArrayError) in (true, try body(&change)) }
     }
 }
 

@@ -401,37 +401,42 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Appends a section: `sections: inserts [count]`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Complexity: O(total sections and items).
+    /// - Complexity: amortized O(1) plus the delivery.
+    @inlinable
     public func appendSection(
         _ section: ArraySection<Metadata, Item>, isolation: isolated (any Actor)? = #isolation
     ) {
-        batch { $0.appendSection(section) }
+        _ = try? _insertSection(section, at: nil, isolation: isolation)
     }
 
     /// Inserts a section at `index`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
-    /// - Complexity: O(total sections and items).
+    /// - Complexity: O(sections) plus the delivery.
+    @inlinable
     public func insertSection(
         _ section: ArraySection<Metadata, Item>, at index: Int, isolation: isolated (any Actor)? = #isolation
     )
         throws(ObservableArrayError)
     {
-        try typed(isolation) { batch throws(ObservableArrayError) in
-            try batch.insertSection(section, at: index)
-        }
+        try _insertSection(section, at: index, isolation: isolation)
     }
 
     /// Removes the section at `index`, with its items.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
-    /// - Complexity: O(total sections and items).
+    /// - Complexity: O(sections) plus the delivery.
+    @inlinable
     public func removeSection(at index: Int, isolation: isolated (any Actor)? = #isolation)
         throws(ObservableArrayError)
     {
-        try typed(isolation) { batch throws(ObservableArrayError) in try batch.removeSection(at: index) }
+        try _single(isolation) { sections throws(ObservableArrayError) in
+            try Self._checkSection(index, in: sections)
+            let removed = sections.remove(at: index)
+            return (Self._sectionChange(.deletes([index])), removed)
+        }
     }
 
     /// Moves the section at `source` to `destination`, with its items.
@@ -451,12 +456,16 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
-    /// - Complexity: O(total sections and items).
+    /// - Complexity: O(1) plus the delivery.
+    @inlinable
     public func setMetadata(
         _ metadata: Metadata, at index: Int, isolation: isolated (any Actor)? = #isolation
     ) throws(ObservableArrayError) {
-        try typed(isolation) { batch throws(ObservableArrayError) in
-            try batch.setMetadata(metadata, at: index)
+        try _single(isolation) { sections throws(ObservableArrayError) in
+            try Self._checkSection(index, in: sections)
+            let replaced = sections[index].metadata
+            sections[index].metadata = metadata
+            return (Self._sectionChange(.updates([index])), replaced)
         }
     }
 
@@ -464,46 +473,57 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
-    /// - Complexity: O(total sections and items).
+    /// - Complexity: amortized O(1) plus the delivery.
+    @inlinable
     public func appendItem(
         _ item: Item, toSection section: Int, isolation: isolated (any Actor)? = #isolation
     ) throws(ObservableArrayError) {
-        try typed(isolation) { batch throws(ObservableArrayError) in
-            try batch.appendItem(item, toSection: section)
-        }
+        try _insertItem(item, at: nil, section: section, isolation: isolation)
     }
 
     /// Inserts an item at `path`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
-    /// - Complexity: O(total sections and items).
+    /// - Complexity: O(items in the section) plus the delivery.
+    @inlinable
     public func insertItem(_ item: Item, at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
         throws(ObservableArrayError)
     {
-        try typed(isolation) { batch throws(ObservableArrayError) in try batch.insertItem(item, at: path) }
+        try _insertItem(item, at: path, section: path.section, isolation: isolation)
     }
 
     /// Removes the item at `path`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
-    /// - Complexity: O(total sections and items).
+    /// - Complexity: O(items in the section) plus the delivery.
+    @inlinable
     public func removeItem(at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
         throws(ObservableArrayError)
     {
-        try typed(isolation) { batch throws(ObservableArrayError) in _ = try batch.removeItem(at: path) }
+        try _single(isolation) { sections throws(ObservableArrayError) in
+            try Self._checkItem(path, in: sections)
+            let removed = sections[path.section].items.remove(at: path.item)
+            return (Self._itemChange(in: path.section, .deletes([path.item])), removed)
+        }
     }
 
     /// Replaces the item at `path`: `items in section: updates [item]`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
     /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
-    /// - Complexity: O(total sections and items).
+    /// - Complexity: O(1) plus the delivery.
+    @inlinable
     public func setItem(_ item: Item, at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
         throws(ObservableArrayError)
     {
-        try typed(isolation) { batch throws(ObservableArrayError) in try batch.setItem(item, at: path) }
+        try _single(isolation) { sections throws(ObservableArrayError) in
+            try Self._checkItem(path, in: sections)
+            let replaced = sections[path.section].items[path.item]
+            sections[path.section].items[path.item] = item
+            return (Self._itemChange(in: path.section, .updates([path.item])), replaced)
+        }
     }
 
     /// Moves an item, within or across sections (across: a delete there and an insert here).
