@@ -32,13 +32,34 @@ final class _PropagationDomain: @unchecked Sendable {
     /// queues it as a job and returns.
     @inlinable
     static func submit<Value: Sendable>(_ node: _OperatorNode<Value>, _ event: GraphEvent<Value>) {
-        guard let (root, pass) = node.domain.beginIfIdle() else {
-            node.domain.submit { pass in node.emit(event, pass) }
+        let domain = node.domain
+        if domain.beginAtRoot() {
+            // The usual case, with no reference counting of the domain or the pass beyond this.
+            let pass = domain.reusablePass
+            node.emit(event, pass)
+            pass.run()
+            domain.runQueued(pass)
+            return
+        }
+        guard let (root, pass) = domain.beginIfIdle() else {
+            domain.submit { pass in node.emit(event, pass) }
             return
         }
         node.emit(event, pass)
         pass.run()
         root.runQueued(pass)
+    }
+
+    /// `beginIfIdle` for a root: makes this thread the runner when this domain is a root with
+    /// no pass running. `false` otherwise (merged into another, or running).
+    @usableFromInline
+    func beginAtRoot() -> Bool {
+        state.withLock { state in
+            guard state.parent == nil, state.runners == 0 else { return false }
+            state.runners = 1
+            reusablePass.epoch = state.epoch
+            return true
+        }
     }
 
     /// Makes this thread the runner of the component and returns its root and the pass to run,
@@ -87,6 +108,17 @@ final class _PropagationDomain: @unchecked Sendable {
     /// of the component (after a merge) is left to run it. Called by a runner after its pass.
     @usableFromInline
     func runQueued(_ pass: _Pass) {
+        // The usual case first: a root, one runner, nothing queued.
+        let finished = state.withLock { state -> Bool in
+            guard state.parent == nil, state.runners == 1, state.head == state.jobs.count else { return false }
+            if !state.jobs.isEmpty {
+                state.jobs.removeAll(keepingCapacity: state.jobs.count <= 64)
+                state.head = 0
+            }
+            state.runners = 0
+            return true
+        }
+        if finished { return }
         var domain = self
         while true {
             let (job, parent) = domain.state.withLock {
@@ -181,7 +213,7 @@ struct _DomainState {
     /// Threads running passes of the component: 1 normally, more just after a merge.
     @usableFromInline var runners = 0
     @usableFromInline var jobs: [(@Sendable (_Pass) -> Void)?] = []
-    var head = 0
+    @usableFromInline var head = 0
 
     /// Takes the next job; empties the queue when there is none.
     mutating func next() -> (@Sendable (_Pass) -> Void)? {
