@@ -110,7 +110,9 @@ final class _PropagationDomain: @unchecked Sendable {
     func runQueued(_ pass: _Pass) {
         // The usual case first: a root, one runner, nothing queued.
         let finished = state.withLock { state -> Bool in
-            guard state.parent == nil, state.runners == 1, state.head == state.jobs.count else { return false }
+            guard state.parent == nil, state.runners == 1, state.head == state.jobs.count else {
+                return false
+            }
             if !state.jobs.isEmpty {
                 state.jobs.removeAll(keepingCapacity: state.jobs.count <= 64)
                 state.head = 0
