@@ -98,6 +98,7 @@ let workloads = [
     "hand-arrayappend": "hand baseline: append n elements to an [Int], hand one ArrayChange to ten closures",
     "chain": "set an ObservableValue<Int> n times through map, filter, removeDuplicates to one observer",
     "diamond": "set an ObservableValue<Int> n times through map and map into combineLatest",
+    "diff": "ArrayChangeset.diff of 0..<n against it with 0.5% deleted and 0.5% inserted, `rounds` times",
 ]
 
 let arguments = CommandLine.arguments
@@ -136,6 +137,19 @@ case "unsubscribe-tracking":
 default:
     break
 }
+
+/// The diff workload's arrays (the benchmark's `diff N=… 1% changed`): 0..<n, then 0.5% of it
+/// deleted and as many new elements inserted, at seeded random places.
+let diffArrays: (old: [Int], new: [Int]) = {
+    guard workload == "diff" else { return ([], []) }
+    let old = Array(0..<n)
+    var new = old
+    let changes = max(1, n / 200)
+    let places = permutation(n, seed: 0x5EED_0099)
+    for step in 0..<changes { new.remove(at: places[step] % new.count) }
+    for step in 0..<changes { new.insert(2 * n + step, at: places[changes + step] % (new.count + 1)) }
+    return (old, new)
+}()
 
 /// The operator workloads' source and observation, built (and warmed by one set) before the
 /// measured section; they count what the observer received.
@@ -221,6 +235,11 @@ func measuredSection(_ f: Fixture) -> Int {
         }
         result = sum.withLock { $0 }
         blackHole(array)
+    case "diff":
+        for _ in 0..<f.rounds {
+            let changeset = ArrayChangeset.diff(from: opaque(diffArrays.old), to: opaque(diffArrays.new))
+            result &+= changeset.deletes.count &+ changeset.inserts.count
+        }
     case "chain", "diamond":
         for i in 0..<f.observers.count { operatorSource.value = i >> 1 }
         result = operatorSum.withLock { $0 }

@@ -88,8 +88,14 @@ enum ArrayDiff {
         let m = newCount - prefix - suffix
         guard n > 0 && m > 0 else { return origins }
         let limit = 128
-        let equal: (Int, Int) -> Bool = { old[prefix + $0] == new[prefix + $1] }
-        if myers(n, m, limit: limit, equal, { origins[prefix + $1] = prefix + $0 }) {
+        // Constants for the closures: a captured `var` is checked for exclusive access on every
+        // read and write at run time (that was 40% of a small diff).
+        let start = prefix
+        let equal: (Int, Int) -> Bool = { old[start + $0] == new[start + $1] }
+        let found = origins.withUnsafeMutableBufferPointer { origins in
+            myers(n, m, limit: limit, equal) { origins[start + $1] = start + $0 }
+        }
+        if found {
             pairMoves(
                 &origins, old: old, new: new, in: prefix..<(oldCount - suffix), prefix..<(newCount - suffix))
         } else {
@@ -128,8 +134,9 @@ enum ArrayDiff {
         }
         let n = oldCount - prefix - suffix
         let m = newCount - prefix - suffix
+        let start = prefix  // a constant for the closure (see `hashedOrigins`)
         var middle: [(Int, Int)] = []
-        guard myers(n, m, limit: limit, { equal(prefix + $0, prefix + $1) }, { middle.append(($0, $1)) })
+        guard myers(n, m, limit: limit, { equal(start + $0, start + $1) }, { middle.append(($0, $1)) })
         else {
             return nil
         }
