@@ -975,10 +975,12 @@ extension GraphObservable {
 /// Guarded by the node's lock; allocated on the first observer added with an isolation.
 @usableFromInline
 final class _NodeIsolation {
-    /// The actor of each observer that was added with one, by edge key.
-    var actors: [ObserverID: any Actor] = [:]
+    /// The actor of each observer that was added with one, by edge key. (Both dictionaries are
+    /// used only under the node's lock, so their exclusive access is not checked again at run
+    /// time, which cost two checks per subscribe and unsubscribe.)
+    @exclusivity(unchecked) var actors: [ObserverID: any Actor] = [:]
     /// Posts waiting for an actor, by the actor's identity.
-    var mailboxes: [ObjectIdentifier: _PostMailbox] = [:]
+    @exclusivity(unchecked) var mailboxes: [ObjectIdentifier: _PostMailbox] = [:]
 
     /// Records `actor` for `key` (or forgets a stale record when `actor` is `nil`).
     @usableFromInline

@@ -45,37 +45,58 @@ final class _DerivedSource<Value: Sendable>: GraphEventSource<Value>, @unchecked
     /// released after unlocking.
     @inlinable
     func publish(_ outbox: _Outbox<Value>) {
-        var replaced: (first: Value?, more: [Value]) = (nil, [])
-        let mustDrain = pipeline.withLock { state -> Bool in
+        let (mustDrain, replaced) = pipeline.withLock { state -> (Bool, _Replaced<Value>) in
+            // Plain locals and a static helper: a local `var` captured by a closure or nested
+            // function is checked for exclusive access on every use at run time.
             var mustDrain = false
-            func take(_ event: GraphEvent<Value>) {
-                guard state.terminal == nil else { return }
-                switch event {
-                case .value(let value):
-                    if replays {
-                        if replaced.first == nil {
-                            replaced.first = state.current
-                        } else if let old = state.current {
-                            replaced.more.append(old)
-                        }
-                        state.current = value
-                        state.version &+= 1
-                    }
-                    let sequence = state.takeSequence()
-                    mustDrain = state.enqueue(.broadcast(event, sequence: sequence)) || mustDrain
-                case .finished, .failed:
-                    state.terminal = event
-                    let sequence = state.takeSequence()
-                    mustDrain = state.enqueue(.terminate(event, sequence: sequence)) || mustDrain
-                }
+            var replaced = _Replaced<Value>()
+            if let first = outbox.first {
+                Self.take(first, into: &state, replays: replays, mustDrain: &mustDrain, replaced: &replaced)
             }
-            if let first = outbox.first { take(first) }
-            for event in outbox.more { take(event) }
-            return mustDrain
+            for event in outbox.more {
+                Self.take(event, into: &state, replays: replays, mustDrain: &mustDrain, replaced: &replaced)
+            }
+            return (mustDrain, replaced)
         }
         withExtendedLifetime(replaced) {}
         if mustDrain { _drain(nil) }
     }
+
+    /// Queues one event of an outbox (see `publish`).
+    @inlinable
+    static func take(
+        _ event: GraphEvent<Value>, into state: inout _SourceState<Value>, replays: Bool,
+        mustDrain: inout Bool, replaced: inout _Replaced<Value>
+    ) {
+        guard state.terminal == nil else { return }
+        switch event {
+        case .value(let value):
+            if replays {
+                if replaced.first == nil {
+                    replaced.first = state.current
+                } else if let old = state.current {
+                    replaced.more.append(old)
+                }
+                state.current = value
+                state.version &+= 1
+            }
+            let sequence = state.takeSequence()
+            mustDrain = state.enqueue(.broadcast(event, sequence: sequence)) || mustDrain
+        case .finished, .failed:
+            state.terminal = event
+            let sequence = state.takeSequence()
+            mustDrain = state.enqueue(.terminate(event, sequence: sequence)) || mustDrain
+        }
+    }
+}
+
+/// The values a publish replaced, released after unlocking.
+@usableFromInline
+struct _Replaced<Value> {
+    @usableFromInline var first: Value?
+    @usableFromInline var more: [Value] = []
+
+    @inlinable init() {}
 }
 
 /// The events a node emitted during a pass, for its observers: the first one apart, so that the
