@@ -1,0 +1,127 @@
+import Dispatch
+import Synchronization
+
+/// The call gate of a nonisolated closure observer: its calls and its `close()` meet on one
+/// atomic word, so a call costs two atomic exchanges instead of two critical sections.
+///
+/// A nonisolated sink is called by one thread at a time: its source's drainer (one per source).
+/// The word says who is inside:
+/// - `0`: open, no call running;
+/// - `closed` (1): closed, no call running; no call starts again;
+/// - `thread << 1`: that thread is calling the closure;
+/// - `thread << 1 | 1`: that thread is calling, and a close waits for the call to return.
+///
+/// A call enters by exchanging `0` for its thread and leaves by exchanging it back (or for
+/// `closed` after a terminal event). A close exchanges `0` for `closed`, or marks the running
+/// call and waits on a semaphore the call's end signals (through the sink's lock, which only
+/// this rare case takes). A close from inside the call itself only marks it and returns at
+/// once. Whoever sees the gate closed with no call running releases the closure, with no lock
+/// held.
+///
+/// Thread safety: `Sendable`. `call` is written only by the one party that closes the gate
+/// with no call running, and read only by a call that entered the gate (which the atomic
+/// exchanges order).
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+@usableFromInline
+final class _CallGate<Value: Sendable>: @unchecked Sendable {
+    @usableFromInline let word = Atomic<UInt>(0)
+    @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var call: _EventSink<Value>.Handler?
+
+    @inlinable static var closed: UInt { 1 }
+
+    init(_ call: @escaping _EventSink<Value>.Handler) {
+        self.call = call
+    }
+
+    /// Calls the closure with `event` unless the gate is closed; a terminal event closes it.
+    @inlinable
+    func deliver(_ event: GraphEvent<Value>, sink: _EventSink<Value>) {
+        let me = _currentThreadID() << 1
+        while true {
+            let (entered, seen) = word.compareExchange(
+                expected: 0, desired: me, ordering: .acquiringAndReleasing)
+            if entered { break }
+            if seen & 1 != 0 { return }  // closed, or closing
+            // Another thread inside: not expected (one drainer per source), so wait it out
+            // rather than skip the event.
+        }
+        call?(event)
+        let end = event.isTerminal ? Self.closed : 0
+        let (left, _) = word.compareExchange(expected: me, desired: end, ordering: .acquiringAndReleasing)
+        if left {
+            if event.isTerminal { release() }
+            return
+        }
+        // A close waits for this call: release the closure, close the gate, wake the closer.
+        release()
+        word.store(Self.closed, ordering: .releasing)
+        sink._wakeWaiters()
+    }
+
+    /// Closes the gate: returns once no call is running on another thread (a call from this
+    /// thread, the closure cancelling itself, closes the gate when it returns).
+    @usableFromInline
+    func close(sink: _EventSink<Value>) {
+        let me = _currentThreadID() << 1
+        while true {
+            let seen = word.load(ordering: .acquiring)
+            if seen == Self.closed { return }
+            if seen == 0 {
+                if word.compareExchange(expected: 0, desired: Self.closed, ordering: .acquiringAndReleasing)
+                    .exchanged
+                {
+                    release()
+                    return
+                }
+                continue
+            }
+            if seen & ~1 == me {
+                // Inside its own call: mark it; the call's end closes the gate.
+                if seen & 1 != 0
+                    || word.compareExchange(expected: seen, desired: seen | 1, ordering: .acquiringAndReleasing)
+                        .exchanged
+                {
+                    return
+                }
+                continue
+            }
+            // Another thread is calling: register, mark the call, wait for its end.
+            let waiter = DispatchSemaphore(value: 0)
+            sink.state.withLock { $0.waiters.append(waiter) }
+            if seen & 1 == 0,
+                !word.compareExchange(expected: seen, desired: seen | 1, ordering: .acquiringAndReleasing)
+                    .exchanged
+            {
+                forget(waiter, sink: sink)  // the call ended meanwhile: start over
+                continue
+            }
+            // The end stores `closed` before it wakes the waiters it finds: if it has already
+            // taken the list, `closed` is visible here.
+            if word.load(ordering: .acquiring) == Self.closed {
+                forget(waiter, sink: sink)
+                return
+            }
+            waiter.wait()
+            return
+        }
+    }
+
+    /// Whether the gate is closed or closing.
+    var isClosed: Bool {
+        word.load(ordering: .acquiring) & 1 != 0
+    }
+
+    /// Drops the closure (and what it captured), with no lock held.
+    @usableFromInline
+    func release() {
+        let released = call
+        call = nil
+        withExtendedLifetime(released) {}
+    }
+
+    private func forget(_ waiter: DispatchSemaphore, sink: _EventSink<Value>) {
+        sink.state.withLock { state in
+            if let index = state.waiters.firstIndex(where: { $0 === waiter }) { state.waiters.remove(at: index) }
+        }
+    }
+}
