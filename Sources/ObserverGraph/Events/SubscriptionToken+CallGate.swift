@@ -78,8 +78,10 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
             if seen & ~1 == me {
                 // Inside its own call: mark it; the call's end closes the gate.
                 if seen & 1 != 0
-                    || word.compareExchange(expected: seen, desired: seen | 1, ordering: .acquiringAndReleasing)
-                        .exchanged
+                    || word.compareExchange(
+                        expected: seen, desired: seen | 1, ordering: .acquiringAndReleasing
+                    )
+                    .exchanged
                 {
                     return
                 }
@@ -121,7 +123,9 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
 
     private func forget(_ waiter: DispatchSemaphore, sink: _EventSink<Value>) {
         sink.state.withLock { state in
-            if let index = state.waiters.firstIndex(where: { $0 === waiter }) { state.waiters.remove(at: index) }
+            if let index = state.waiters.firstIndex(where: { $0 === waiter }) {
+                state.waiters.remove(at: index)
+            }
         }
     }
 }
