@@ -2,49 +2,15 @@ import Dispatch
 import ObserverGraph
 import Testing
 
-/// Blocks a closure observer's call on the value it holds, until opened.
-private final class CallHold: Sendable {
-    private let held: Int
-    private let entered = DispatchSemaphore(value: 0)
-    private let opened = DispatchSemaphore(value: 0)
-
-    init(holding value: Int) {
-        held = value
-    }
-
-    func hold(_ value: Int) {
-        guard value == held else { return }
-        entered.signal()
-        _ = opened.wait(timeout: .now() + 10)
-    }
-
-    func waitUntilHeld() -> Bool { entered.wait(timeout: .now() + 10) == .success }
-    func open() { opened.signal() }
-}
-
 /// What a closure captures, to see when the kit releases the closure.
 private final class Captured: Sendable {}
-
-/// `body` on a background thread, and whether it has returned.
-private final class Running: Sendable {
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ body: @escaping @Sendable () -> Void) {
-        DispatchQueue.global().async { [done] in
-            body()
-            done.signal()
-        }
-    }
-
-    func returned(within seconds: Double) -> Bool { done.wait(timeout: .now() + seconds) == .success }
-}
 
 @Suite("Nonisolated closures: cancel against a running call", .timeLimit(.minutes(1)))
 struct ClosureCancelTests {
     @Test("A cancel from another thread returns only after the running call, with the closure released")
     func cancelWaitsForTheRunningCall() {
         let channel = EventChannel<Int>()
-        let hold = CallHold(holding: 1)
+        let hold = HoldGate(holding: 1)
         let calls = GraphLock<[Int]>([])
         var captured: Captured? = Captured()
         weak let watched = captured
@@ -54,9 +20,9 @@ struct ClosureCancelTests {
             hold.hold(value)
         }
         captured = nil
-        let send = Running { channel.send(1) }
+        let send = BackgroundCall { channel.send(1) }
         #expect(hold.waitUntilHeld())
-        let cancel = Running { token.cancel() }
+        let cancel = BackgroundCall { token.cancel() }
         #expect(!cancel.returned(within: 0.05))  // the call is still running
         #expect(watched != nil)
         hold.open()
@@ -71,16 +37,16 @@ struct ClosureCancelTests {
     @Test("Two cancels from two threads both wait for the one running call")
     func twoCancellersWait() {
         let channel = EventChannel<Int>()
-        let hold = CallHold(holding: 1)
+        let hold = HoldGate(holding: 1)
         let calls = GraphLock(0)
         let token = channel.observeValuesNonisolated { value in
             calls.withLock { $0 += 1 }
             hold.hold(value)
         }
-        let send = Running { channel.send(1) }
+        let send = BackgroundCall { channel.send(1) }
         #expect(hold.waitUntilHeld())
-        let first = Running { token.cancel() }
-        let second = Running { token.cancel() }
+        let first = BackgroundCall { token.cancel() }
+        let second = BackgroundCall { token.cancel() }
         #expect(!first.returned(within: 0.05))
         #expect(!second.returned(within: 0.01))
         hold.open()

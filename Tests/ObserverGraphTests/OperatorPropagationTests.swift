@@ -2,40 +2,14 @@ import Dispatch
 import ObserverGraph
 import Testing
 
-/// Holds a propagation pass inside an operator closure until opened: `hold(value)` blocks the
-/// thread running the pass when `value` is the one to hold, after saying it has.
-private final class PassGate: Sendable {
-    private let held: Int
-    private let entered = DispatchSemaphore(value: 0)
-    private let opened = DispatchSemaphore(value: 0)
-
-    init(holding value: Int) {
-        held = value
-    }
-
-    func hold(_ value: Int) {
-        guard value == held else { return }
-        entered.signal()
-        _ = opened.wait(timeout: .now() + 10)
-    }
-
-    /// Whether a pass is held (waits up to 10 s for one to arrive).
-    func waitUntilHeld() -> Bool { entered.wait(timeout: .now() + 10) == .success }
-    func open() { opened.signal() }
-}
-
-/// Runs `body` on a background thread; `finished` says whether it returned (within `seconds`).
-private final class Background: Sendable {
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ body: @escaping @Sendable () -> Void) {
-        DispatchQueue.global().async { [done] in
-            body()
-            done.signal()
+extension ObservableValue<Int> {
+    /// `map { $0 * factor }`, whose pass `gate` holds on the value it holds.
+    fileprivate func heldMap(_ gate: HoldGate, times factor: Int) -> DerivedValue<Int> {
+        map { value in
+            gate.hold(value)
+            return value * factor
         }
     }
-
-    func finished(within seconds: Double) -> Bool { done.wait(timeout: .now() + seconds) == .success }
 }
 
 @Suite("Propagation: one queue per connected graph, and no set ever waits for another thread")
@@ -43,20 +17,17 @@ struct OperatorPropagationTests {
     @Test("A set while another thread runs a pass of the same graph is queued, not waited for")
     func setWhileAnotherThreadPropagates() {
         let x = ObservableValue(0)
-        let gate = PassGate(holding: 1)
-        let doubled = x.map { value -> Int in
-            gate.hold(value)
-            return value * 2
-        }
+        let gate = HoldGate(holding: 1)
+        let doubled = x.heldMap(gate, times: 2)
         let recorder = OperatorRecorder(doubled)
-        let first = Background { x.value = 1 }
+        let first = BackgroundCall { x.value = 1 }
         #expect(gate.waitUntilHeld())
         x.value = 2  // returns at once: the thread running the held pass will propagate it
-        #expect(!first.finished(within: 0.05))
+        #expect(!first.returned(within: 0.05))
         #expect(doubled.value == 0)
         #expect(recorder.values == [0])
         gate.open()
-        #expect(first.finished(within: 10))
+        #expect(first.returned(within: 10))
         // The runner propagated both, in the order the sets arrived, before its set returned.
         #expect(recorder.values == [0, 2, 4])
         #expect(doubled.value == 4)
@@ -65,21 +36,18 @@ struct OperatorPropagationTests {
     @Test("Unrelated graphs propagate at once: a set returns with its own derived values delivered")
     func unrelatedGraphsDoNotWait() {
         let x = ObservableValue(0)
-        let gate = PassGate(holding: 1)
-        let held = x.map { value -> Int in
-            gate.hold(value)
-            return value
-        }
+        let gate = HoldGate(holding: 1)
+        let held = x.heldMap(gate, times: 1)
         let y = ObservableValue(0)
         let label = y.map { "y=\($0)" }
         let labels = OperatorRecorder(label)
-        let first = Background { x.value = 1 }
+        let first = BackgroundCall { x.value = 1 }
         #expect(gate.waitUntilHeld())
         y.value = 7
         #expect(label.value == "y=7")
         #expect(labels.values == ["y=0", "y=7"])
         gate.open()
-        #expect(first.finished(within: 10))
+        #expect(first.returned(within: 10))
         #expect(held.value == 1)
     }
 
@@ -87,17 +55,14 @@ struct OperatorPropagationTests {
     @MainActor
     func mainActorSetDoesNotBlock() async {
         let x = ObservableValue(0)
-        let gate = PassGate(holding: 1)
-        let doubled = x.map { value -> Int in
-            gate.hold(value)
-            return value * 2
-        }
-        let first = Background { x.value = 1 }
+        let gate = HoldGate(holding: 1)
+        let doubled = x.heldMap(gate, times: 2)
+        let first = BackgroundCall { x.value = 1 }
         #expect(gate.waitUntilHeld())
         x.set(2)
         #expect(doubled.value == 0)  // queued behind the held pass
         gate.open()
-        #expect(first.finished(within: 10))
+        #expect(first.returned(within: 10))
         #expect(doubled.value == 4)
     }
 
@@ -105,18 +70,12 @@ struct OperatorPropagationTests {
     func joinWhileBothPropagate() {
         let a = ObservableValue(0)
         let b = ObservableValue(0)
-        let gateA = PassGate(holding: 1)
-        let gateB = PassGate(holding: 1)
-        let twiceA = a.map { value -> Int in
-            gateA.hold(value)
-            return value * 2
-        }
-        let thriceB = b.map { value -> Int in
-            gateB.hold(value)
-            return value * 3
-        }
-        let setA = Background { a.value = 1 }
-        let setB = Background { b.value = 1 }
+        let gateA = HoldGate(holding: 1)
+        let gateB = HoldGate(holding: 1)
+        let twiceA = a.heldMap(gateA, times: 2)
+        let thriceB = b.heldMap(gateB, times: 3)
+        let setA = BackgroundCall { a.value = 1 }
+        let setB = BackgroundCall { b.value = 1 }
         #expect(gateA.waitUntilHeld())
         #expect(gateB.waitUntilHeld())
         // Both passes are held inside their maps; the join is made now, and its start is the
@@ -126,8 +85,8 @@ struct OperatorPropagationTests {
         #expect(recorder.values == ["0,0"])
         gateA.open()
         gateB.open()
-        #expect(setA.finished(within: 10))
-        #expect(setB.finished(within: 10))
+        #expect(setA.returned(within: 10))
+        #expect(setB.returned(within: 10))
         let seen = recorder.values
         #expect(seen.count == 3)
         #expect(seen.last == "2,3")
@@ -143,19 +102,16 @@ struct OperatorPropagationTests {
     func diamondJoinedMidPass() {
         let x = ObservableValue(0)
         let y = ObservableValue(0)
-        let gate = PassGate(holding: 1)
-        let a = x.map { value -> Int in
-            gate.hold(value)
-            return value * 2
-        }
+        let gate = HoldGate(holding: 1)
+        let a = x.heldMap(gate, times: 2)
         let b = x.map { $0 * 3 }
-        let setX = Background { x.value = 1 }
+        let setX = BackgroundCall { x.value = 1 }
         #expect(gate.waitUntilHeld())
         // The pass of x is held before `a` emits; the join of x's graph and y's is made now.
         let joined = a.combineLatest(b, y).map { "\($0.0),\($0.1),\($0.2)" }
         let recorder = OperatorRecorder(joined)
         gate.open()
-        #expect(setX.finished(within: 10))
+        #expect(setX.returned(within: 10))
         // Never "2,0,0": both branches of the held change arrive in one pass.
         #expect(recorder.values == ["0,0,0", "2,3,0"])
         y.value = 1
@@ -166,20 +122,17 @@ struct OperatorPropagationTests {
     func switchIntoARunningGraph() {
         let outer = ObservableValue(0)
         let inner = ObservableValue(0)
-        let gate = PassGate(holding: 1)
-        let scaled = inner.map { value -> Int in
-            gate.hold(value)
-            return value * 10
-        }
+        let gate = HoldGate(holding: 1)
+        let scaled = inner.heldMap(gate, times: 10)
         let idle = ObservableValue(-1)
         let followed = outer.flatMapLatest { $0 == 0 ? idle.map { $0 } : scaled }
         let recorder = OperatorRecorder(followed)
-        let setInner = Background { inner.value = 1 }
+        let setInner = BackgroundCall { inner.value = 1 }
         #expect(gate.waitUntilHeld())
         outer.value = 1  // switches to `scaled`, whose latest value is still 0
         #expect(followed.value == 0)
         gate.open()
-        #expect(setInner.finished(within: 10))
+        #expect(setInner.returned(within: 10))
         #expect(recorder.values == [-1, 0, 10])
         inner.value = 2
         #expect(recorder.values == [-1, 0, 10, 20])

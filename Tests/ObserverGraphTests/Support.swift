@@ -216,3 +216,39 @@ struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Holds the thread that calls `hold` with the one value it holds (a propagation pass, a
+/// closure's call), after saying so, until `open()` (or 10 s).
+final class HoldGate: Sendable {
+    private let held: Int
+    private let entered = DispatchSemaphore(value: 0)
+    private let opened = DispatchSemaphore(value: 0)
+
+    init(holding value: Int) {
+        held = value
+    }
+
+    func hold(_ value: Int) {
+        guard value == held else { return }
+        entered.signal()
+        _ = opened.wait(timeout: .now() + 10)
+    }
+
+    /// Whether a thread is held (waits up to 10 s for one to arrive).
+    func waitUntilHeld() -> Bool { entered.wait(timeout: .now() + 10) == .success }
+    func open() { opened.signal() }
+}
+
+/// Runs `body` on a background thread; `returned(within:)` says whether it has returned.
+final class BackgroundCall: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().async { [done] in
+            body()
+            done.signal()
+        }
+    }
+
+    func returned(within seconds: Double) -> Bool { done.wait(timeout: .now() + seconds) == .success }
+}
