@@ -1,0 +1,67 @@
+import Dispatch
+import ObserverGraph
+import Testing
+
+/// Holds the thread running a pass (or a closure call) on one value until opened.
+private final class Hold: Sendable {
+    private let held: Int
+    private let entered = DispatchSemaphore(value: 0)
+    private let opened = DispatchSemaphore(value: 0)
+
+    init(holding value: Int) {
+        held = value
+    }
+
+    func hold(_ value: Int) {
+        guard value == held else { return }
+        entered.signal()
+        _ = opened.wait(timeout: .now() + 10)
+    }
+
+    func waitUntilHeld() -> Bool { entered.wait(timeout: .now() + 10) == .success }
+    func open() { opened.signal() }
+}
+
+/// `body` on a background thread, and whether it has returned.
+private final class OnThread: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        DispatchQueue.global().async { [done] in
+            body()
+            done.signal()
+        }
+    }
+
+    func returned(within seconds: Double) -> Bool { done.wait(timeout: .now() + seconds) == .success }
+}
+
+@Suite("Review findings: propagation across merges and the call gate", .timeLimit(.minutes(1)))
+struct ReviewFindingsTests {
+    /// `a` and `c` are one graph (joined by `merge`), `b` another. A set of `a` is held inside
+    /// `m` on a background thread; the test joins `m` with `b`, then sets `c` (queued behind the
+    /// held pass, which began first). When the held pass resumes, what `m` sends along the new
+    /// edge must reach the join before the later change of `c`, not after it.
+    @Test("A change crossing a merge is not overtaken by a later change of the same graph")
+    func crossingChangeKeepsArrivalOrder() {
+        let a = ObservableValue(0)
+        let c = ObservableValue(0)
+        let b = ObservableValue(0)
+        let hold = Hold(holding: 1)
+        let m = a.merge(c).map { value -> Int in
+            hold.hold(value)
+            return value
+        }
+        let setA = OnThread { a.value = 1 }
+        #expect(hold.waitUntilHeld())
+        let joined = m.combineLatest(b).map { "\($0.0),\($0.1)" }
+        let recorder = OperatorRecorder(joined)
+        #expect(recorder.values == ["0,0"])
+        c.value = 2  // same graph as `a`, after it: queued behind the held pass
+        hold.open()
+        #expect(setA.returned(within: 10))
+        #expect(m.value == 2)
+        #expect(recorder.values == ["0,0", "1,0", "2,0"])
+        #expect(joined.value == "2,0")
+    }
+}
