@@ -64,4 +64,31 @@ struct ReviewFindingsTests {
         #expect(recorder.values == ["0,0", "1,0", "2,0"])
         #expect(joined.value == "2,0")
     }
+
+    /// The same through `flatMapLatest`: it switches to `scaled` while another thread holds a
+    /// pass of `scaled`'s graph; a later change of that graph must not overtake what the held
+    /// pass sends along the switch's new edge.
+    @Test("A switch into a running graph: the held change reaches the result before a later one")
+    func switchCrossingKeepsArrivalOrder() {
+        let i = ObservableValue(0)
+        let j = ObservableValue(0)
+        let hold = Hold(holding: 1)
+        let scaled = i.merge(j).map { value -> Int in
+            hold.hold(value)
+            return value * 10
+        }
+        let outer = ObservableValue(0)
+        let idle = ObservableValue(-1)
+        let followed = outer.flatMapLatest { $0 == 0 ? idle.map { $0 } : scaled }
+        let recorder = OperatorRecorder(followed)
+        let setI = OnThread { i.value = 1 }
+        #expect(hold.waitUntilHeld())
+        outer.value = 1  // switches to `scaled`, whose latest value is still 0
+        j.value = 2  // `scaled`'s graph, after the held change: queued behind it
+        hold.open()
+        #expect(setI.returned(within: 10))
+        #expect(scaled.value == 20)
+        #expect(recorder.values == [-1, 0, 10, 20])
+        #expect(followed.value == 20)
+    }
 }
