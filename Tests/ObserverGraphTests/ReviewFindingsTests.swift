@@ -91,4 +91,46 @@ struct ReviewFindingsTests {
         #expect(recorder.values == [-1, 0, 10, 20])
         #expect(followed.value == 20)
     }
+
+    /// The call gate under load: one thread sends values then finishes, another cancels at a
+    /// varying point. Each value is delivered once, in order (a prefix of what was sent), no
+    /// call starts after `cancel()` returns, and the closure is released by then.
+    @Test("Stress: sends, a terminal event and a cancel race: each value once, in order, none after cancel")
+    func callGateRaces() {
+        final class Captured: Sendable {}
+        for round in 0..<100 {
+            let channel = EventChannel<Int>()
+            let seen = GraphLock<[Int]>([])
+            let cancelled = GraphLock(false)
+            let late = GraphLock(0)
+            var captured: Captured? = Captured()
+            weak let watched = captured
+            let token = channel.observeNonisolated { [captured] event in
+                withExtendedLifetime(captured) {}
+                if cancelled.withLock({ $0 }) { late.withLock { $0 += 1 } }
+                if let value = event.value { seen.withLock { $0.append(value) } }
+            }
+            captured = nil
+            let released = GraphLock(false)
+            race(threads: 2) { thread in
+                if thread == 0 {
+                    for value in 0..<300 { channel.send(value) }
+                    channel.finish()
+                } else {
+                    while seen.withLock({ $0.count }) < round * 3, !token.isCancelled {}
+                    token.cancel()
+                    cancelled.withLock { $0 = true }
+                    released.withLock { $0 = watched == nil }
+                }
+            }
+            let values = seen.withLock { $0 }
+            #expect(values == Array(0..<values.count))
+            #expect(late.withLock { $0 } == 0)
+            #expect(token.isCancelled)
+            #expect(watched == nil)
+            // Released before cancel() returned, unless the terminal event closed it first (then
+            // the delivering thread releases it as the call ends).
+            if values.count < 300 { #expect(released.withLock { $0 }) }
+        }
+    }
 }
