@@ -133,4 +133,42 @@ struct ReviewFindingsTests {
             if values.count < 300 { #expect(released.withLock { $0 }) }
         }
     }
+
+    /// A `flatMapLatest` released while another thread runs its `transform`: the release drops
+    /// the edge of the inner source followed then, and the pass then attaches the new inner
+    /// source and keeps its edge. Nothing removes that edge any more: the inner source, its
+    /// input and the released operator's node keep each other alive, and every change of the
+    /// inner source still runs the released operator.
+    @Test("A flatMapLatest released during its transform leaves no edge, and leaks nothing")
+    func switchReleasedDuringTransform() {
+        struct Weak: Sendable {
+            weak var object: ObservableValue<Int>?
+        }
+        let outer = ObservableValue(0)
+        let idle = ObservableValue(-1)
+        let hold = Hold(holding: 1)
+        let made = GraphLock(Weak())
+        let runs = GraphLock(0)
+        var followed: DerivedValue<Int>? = outer.flatMapLatest { value -> DerivedValue<Int> in
+            hold.hold(value)
+            guard value != 0 else { return idle.map { $0 } }
+            let inner = ObservableValue(value * 10)
+            made.withLock { $0.object = inner }
+            return inner.map { value in
+                runs.withLock { $0 += 1 }
+                return value
+            }
+        }
+        #expect(followed?.value == -1)
+        let setOuter = OnThread { outer.value = 1 }
+        #expect(hold.waitUntilHeld())
+        followed = nil  // released while the pass is inside `transform`
+        hold.open()
+        #expect(setOuter.returned(within: 10))
+        #expect(runs.withLock { $0 } == 1)  // the start value
+        made.withLock { $0.object }?.value = 20
+        #expect(runs.withLock { $0 } == 1)  // nothing follows the inner source now
+        #expect(made.withLock { $0.object } == nil)  // and nothing keeps it
+        withExtendedLifetime(followed) {}
+    }
 }
