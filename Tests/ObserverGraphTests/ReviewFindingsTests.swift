@@ -1,5 +1,6 @@
 import Dispatch
 import ObserverGraph
+import ObserverGraphTesting
 import Testing
 
 /// Holds the thread running a pass (or a closure call) on one value until opened.
@@ -171,4 +172,66 @@ struct ReviewFindingsTests {
         #expect(made.withLock { $0.object } == nil)  // and nothing keeps it
         withExtendedLifetime(followed) {}
     }
+
+    /// A `debounce` released while another thread runs its handler (held here in the clock's
+    /// `now`, which the handler reads to schedule): the release cancels the pending timer, then
+    /// the handler schedules a new one, whose task sleeps on until its deadline although the
+    /// operator is gone ("no task outlives the sleep it cancels").
+    @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+    @Test("A timed operator released during its handler leaves no timer sleeping")
+    func timedReleasedDuringHandler() async {
+        let base = TestClock()
+        let hold = Hold(holding: 2)
+        let clock = CountingClock(base: base, hold: hold)
+        let x = ObservableValue(0)
+        var debounced: DerivedValue<Int>? = x.debounce(for: .seconds(1), clock: clock)
+        #expect(await sleepers(of: base, reach: 1))  // the start value's timer
+        let setX = OnThread { x.value = 1 }
+        #expect(hold.waitUntilHeld())  // inside the handler, before it schedules
+        debounced = nil
+        hold.open()
+        #expect(setX.returned(within: 10))
+        #expect(await !sleepers(of: base, reach: 1, within: .milliseconds(300)))
+        withExtendedLifetime(debounced) {}
+    }
+}
+
+/// A clock that counts the reads of `now` and holds the thread on the read `hold` names.
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+private struct CountingClock: Clock {
+    typealias Instant = TestClock.Instant
+    let base: TestClock
+    let hold: Hold
+    private let reads = GraphLock(0)
+
+    init(base: TestClock, hold: Hold) {
+        self.base = base
+        self.hold = hold
+    }
+
+    var now: Instant {
+        let read = reads.withLock { reads in
+            reads += 1
+            return reads
+        }
+        hold.hold(read)
+        return base.now
+    }
+
+    var minimumResolution: Duration { .zero }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        try await base.sleep(until: deadline, tolerance: tolerance)
+    }
+}
+
+/// Whether `clock` has `count` sleepers within `limit` (polled).
+@available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
+private func sleepers(of clock: TestClock, reach count: Int, within limit: Duration = .seconds(10)) async -> Bool {
+    let end = ContinuousClock.now.advanced(by: limit)
+    while ContinuousClock.now < end {
+        if clock.sleeperCount == count { return true }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+    return clock.sleeperCount == count
 }
