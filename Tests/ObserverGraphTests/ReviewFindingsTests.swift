@@ -227,7 +227,9 @@ private struct CountingClock: Clock {
 
 /// Whether `clock` has `count` sleepers within `limit` (polled).
 @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
-private func sleepers(of clock: TestClock, reach count: Int, within limit: Duration = .seconds(10)) async -> Bool {
+private func sleepers(
+    of clock: TestClock, reach count: Int, within limit: Duration = .seconds(10)
+) async -> Bool {
     let end = ContinuousClock.now.advanced(by: limit)
     while ContinuousClock.now < end {
         if clock.sleeperCount == count { return true }
