@@ -194,6 +194,45 @@ struct ReviewFindingsTests {
         #expect(await !sleepers(of: base, reach: 1, within: .milliseconds(300)))
         withExtendedLifetime(debounced) {}
     }
+
+    /// Regression stress (meant for the thread sanitizer too): threads set four graphs while
+    /// another joins them with `combineLatest` and `flatMapLatest` and releases half of what it
+    /// made. Once every set has returned, every value kept holds its inputs' latest values.
+    @Test("Stress: joins and switches made and released while four graphs propagate end consistent")
+    func joinsAndSwitchesUnderLoad() {
+        let sources = (0..<4).map { ObservableValue($0) }
+        let mapped = sources.map { source in source.map { $0 * 2 } }
+        // What was kept, and the sources whose doubled values it adds up.
+        let kept = GraphLock<[(DerivedValue<Int>, [Int])]>([])
+        let done = GraphLock(false)
+        race(threads: 5) { thread in
+            if thread == 4 {
+                for step in 0..<60 {
+                    let (i, j) = (step % 4, (step / 4 + step + 1) % 4)
+                    let join = mapped[i].combineLatest(mapped[j]).map { $0.0 + $0.1 }
+                    let switched = sources[i].flatMapLatest { _ in mapped[j] }
+                    let token = join.observeValuesNonisolated { _ in }
+                    if step % 2 == 0 {
+                        kept.withLock {
+                            $0.append((join, [i, j]))
+                            $0.append((switched, [j]))
+                        }
+                    }
+                    token.cancel()
+                }
+                done.withLock { $0 = true }
+            } else {
+                var step = 0
+                while step < 300 || !done.withLock({ $0 }) {  // for as long as joins are made
+                    step += 1
+                    sources[thread].value = step * 4 + thread
+                }
+            }
+        }
+        for (value, inputs) in kept.withLock({ $0 }) {
+            #expect(value.value == inputs.map { sources[$0].value * 2 }.reduce(0, +))
+        }
+    }
 }
 
 /// A clock that counts the reads of `now` and holds the thread on the read `hold` names.
