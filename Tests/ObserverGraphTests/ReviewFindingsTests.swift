@@ -195,6 +195,43 @@ struct ReviewFindingsTests {
         withExtendedLifetime(debounced) {}
     }
 
+    /// Observation 1's closure holds (through `owner`, its only holder) the token of
+    /// observation 2, whose closure cancels observation 1 while observation 1's call runs on
+    /// another thread. The call gate releases closure 1 on the delivering thread before it wakes
+    /// the canceller: the release drops token 2, whose deinit waits for closure 2's call, which
+    /// waits in `cancel()` for the wake-up that comes after the release. Neither thread returns.
+    @Test("Releasing a closure that holds the token of the closure cancelling it does not deadlock")
+    func releaseDoesNotWaitForTheCanceller() {
+        final class Owner: Sendable {
+            let token = GraphLock<SubscriptionToken?>(nil)
+        }
+        let first = EventChannel<Int>()
+        let second = EventChannel<Int>()
+        let hold = Hold(holding: 1)
+        let firstToken = GraphLock<SubscriptionToken?>(nil)
+        var owner: Owner? = Owner()
+        firstToken.withLock { [owner] token in
+            token = first.observeValuesNonisolated { [owner] value in
+                withExtendedLifetime(owner) {}
+                hold.hold(value)
+            }
+        }
+        owner?.token.withLock {
+            $0 = second.observeValuesNonisolated { _ in firstToken.withLock { $0 }?.cancel() }
+        }
+        owner = nil  // closure 1 holds it now, and so token 2
+        let sendFirst = OnThread { first.send(1) }
+        #expect(hold.waitUntilHeld())
+        let sendSecond = OnThread { second.send(1) }  // closure 2 cancels observation 1: waits
+        // The cancel has marked the running call (the token reads cancelled) and waits for it.
+        let marked = ContinuousClock.now.advanced(by: .seconds(10))
+        while firstToken.withLock({ $0 })?.isCancelled != true, ContinuousClock.now < marked {}
+        #expect(!sendSecond.returned(within: 0.05))
+        hold.open()
+        #expect(sendFirst.returned(within: 2))
+        #expect(sendSecond.returned(within: 2))
+    }
+
     /// Regression stress (meant for the thread sanitizer too): threads set four graphs while
     /// another joins them with `combineLatest` and `flatMapLatest` and releases half of what it
     /// made. Once every set has returned, every value kept holds its inputs' latest values.
