@@ -15,12 +15,12 @@ import Synchronization
 /// `closed` after a terminal event). A close exchanges `0` for `closed`, or marks the running
 /// call and waits on a semaphore the call's end signals (through the sink's lock, which only
 /// this rare case takes). A close from inside the call itself only marks it and returns at
-/// once. Whoever sees the gate closed with no call running releases the closure, with no lock
-/// held.
+/// once. The closure is released, with no lock held, by whoever closes the gate with no call
+/// running, or by a close that waited for the call (on the closer's thread: see `deliver`).
 ///
-/// Thread safety: `Sendable`. `call` is written only by the one party that closes the gate
-/// with no call running, and read only by a call that entered the gate (which the atomic
-/// exchanges order).
+/// Thread safety: `Sendable`. `call` is written only by the one party that releases it (after
+/// the gate is closed with no call running), and read only by a call that entered the gate
+/// (which the atomic exchanges, and the sink's lock for a handed-off release, order).
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 @usableFromInline
 final class _CallGate<Value: Sendable>: @unchecked Sendable {
@@ -52,10 +52,19 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
             if event.isTerminal { release() }
             return
         }
-        // A close waits for this call: release the closure, close the gate, wake the closer.
-        release()
-        word.store(Self.closed, ordering: .releasing)
-        sink._wakeWaiters()
+        // A close waits for this call (or the closure closed itself): close the gate and wake
+        // the closers. One of them releases the closure, on its own thread: its deinit may cancel
+        // an observation whose call that closer is making, which must not wait for this thread.
+        // With no closer waiting, it is released here.
+        let waiters = sink.state.withLock { state -> [DispatchSemaphore] in
+            word.store(Self.closed, ordering: .releasing)
+            guard !state.waiters.isEmpty else { return [] }
+            state.releaseHandedOff = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        if waiters.isEmpty { release() }
+        for waiter in waiters { waiter.signal() }
     }
 
     /// Closes the gate: returns once no call is running on another thread (a call from this
@@ -97,13 +106,14 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
                 forget(waiter, sink: sink)  // the call ended meanwhile: start over
                 continue
             }
-            // The end stores `closed` before it wakes the waiters it finds: if it has already
-            // taken the list, `closed` is visible here.
+            // The end stores `closed` (in the critical section where it takes the waiters): if it
+            // has already taken the list, `closed` is visible here.
             if word.load(ordering: .acquiring) == Self.closed {
                 forget(waiter, sink: sink)
                 return
             }
             waiter.wait()
+            if sink.state.withLock({ $0.takeHandedOffRelease() }) { release() }
             return
         }
     }
@@ -121,11 +131,15 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
         withExtendedLifetime(released) {}
     }
 
+    /// Unregisters `waiter`; releases the closure when the call's end handed its release to
+    /// the waiters and no other one has taken it.
     private func forget(_ waiter: DispatchSemaphore, sink: _EventSink<Value>) {
-        sink.state.withLock { state in
+        let mustRelease = sink.state.withLock { state -> Bool in
             if let index = state.waiters.firstIndex(where: { $0 === waiter }) {
                 state.waiters.remove(at: index)
             }
+            return state.takeHandedOffRelease()
         }
+        if mustRelease { release() }
     }
 }

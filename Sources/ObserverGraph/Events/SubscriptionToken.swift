@@ -367,16 +367,6 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         return state.withLock { $0.handler == nil }
     }
 
-    /// Wakes the cancellers waiting for a call to end (`_CallGate`).
-    @usableFromInline
-    func _wakeWaiters() {
-        let waiters = state.withLock { state -> [DispatchSemaphore] in
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.signal() }
-    }
-
     /// `closure@abcd`: a closure observer in diagrams and graph exports.
     @usableFromInline var graphDisplayName: String {
         "closure@" + observerID.shortID
@@ -393,6 +383,8 @@ struct _SinkState<Value: Sendable> {
     @usableFromInline var moreCalls: [UInt] = []
     /// Cancellers on other threads waiting for the running delivery to end.
     @usableFromInline var waiters: [DispatchSemaphore] = []
+    /// A call gate's call ended with cancellers waiting: one of them releases the closure.
+    @usableFromInline var releaseHandedOff = false
     /// Actor sinks: events waiting for the actor, oldest first.
     @usableFromInline var mailbox: [GraphEvent<Value>] = []
     /// Actor sinks: the thread running the mailbox right now (0 when none).
@@ -404,6 +396,13 @@ struct _SinkState<Value: Sendable> {
 
     @usableFromInline init(handler: _Handler<Value>?) {
         self.handler = handler
+    }
+
+    /// Whether this caller releases the closure (see `releaseHandedOff`); only the first does.
+    @inlinable
+    mutating func takeHandedOffRelease() -> Bool {
+        defer { releaseHandedOff = false }
+        return releaseHandedOff
     }
 
     /// Records that `thread` starts a call of the handler.

@@ -21,11 +21,14 @@ extension ObservableSource {
         _ transform: @escaping @Sendable (Value) -> Inner
     ) -> DerivedValue<Inner.Value> {
         let state = _OperatorCell(_SwitchState())
+        // The current inner edge's removal: under a lock, because the result's deinit (any
+        // thread) takes it while a pass may be switching.
+        let link = GraphLock(_SwitchLink())
         let parent = _operatorNode
         return DerivedValue(
             "flatMapLatest", upstreams: [self], inputs: [parent], replays: parent.replays
         ) { node in
-            node.detach.append { state.value.disconnect?() }
+            node.detach.append { link.withLock { $0.detach() }?() }
             parent.attach(node) { node, event, pass in
                 switch event {
                 case .value(let value):
@@ -34,7 +37,7 @@ extension ObservableSource {
                     // The inner source's component joins this one (edges made by the merge carry
                     // its new epoch), before the edge is made.
                     _ = _PropagationDomain.joining([node.domain, innerNode.domain])
-                    let previous = state.value.disconnect
+                    let previous = link.withLock { $0.take() }
                     state.value.generation &+= 1
                     state.value.innerFinished = false
                     state.value.current = inner
@@ -48,7 +51,12 @@ extension ObservableSource {
                         }
                         node.emit(event, pass)
                     }
-                    state.value.disconnect = { innerNode.disconnect(id) }
+                    // Released meanwhile: nothing would remove the edge later.
+                    let disconnect: @Sendable () -> Void = { innerNode.disconnect(id) }
+                    if !link.withLock({ $0.keep(disconnect) }) {
+                        disconnect()
+                        state.value.current = nil
+                    }
                 case .finished:
                     state.value.outerFinished = true
                     if state.value.innerFinished { node.emit(.finished, pass) }
@@ -76,7 +84,31 @@ struct _SwitchState {
     var generation: UInt64 = 0
     /// Kept alive while followed.
     var current: (any Sendable)?
-    var disconnect: (@Sendable () -> Void)?
     var outerFinished = false
     var innerFinished = true
+}
+
+/// What removes a `flatMapLatest`'s current inner edge, and whether the result was released.
+struct _SwitchLink {
+    var disconnect: (@Sendable () -> Void)?
+    var detached = false
+
+    /// The current edge's removal, taken (the caller runs it after unlocking).
+    mutating func take() -> (@Sendable () -> Void)? {
+        defer { disconnect = nil }
+        return disconnect
+    }
+
+    /// The result's deinit: no edge is kept from now on; returns the current one's removal.
+    mutating func detach() -> (@Sendable () -> Void)? {
+        detached = true
+        return take()
+    }
+
+    /// Keeps `remove` for the new edge; `false` when the result was released meanwhile.
+    mutating func keep(_ remove: @escaping @Sendable () -> Void) -> Bool {
+        guard !detached else { return false }
+        disconnect = remove
+        return true
+    }
 }

@@ -16,14 +16,14 @@
 ///   `sleep(until:tolerance:)`, with no lock held.
 @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
 extension ObservableSource {
-    /// A derived value whose node cancels `timer` when it goes.
+    /// A derived value whose node closes `timer` when it goes.
     private func _deriveTimed<C: Clock>(
         _ name: String, _ timer: _OperatorTimer<C>,
         _ handle: @escaping @Sendable (_OperatorNode<Value>, GraphEvent<Value>, _Pass?) -> Void
     ) -> DerivedValue<Value> {
         let parent = _operatorNode
         return DerivedValue(name, upstreams: [self], inputs: [parent], replays: parent.replays) { node in
-            node.detach.append { timer.cancel() }
+            node.detach.append { timer.close() }
             parent.attach(node, handle)
         }
     }

@@ -26,7 +26,8 @@ package enum _OperatorTimerContext {
 /// the node weakly: a released node's timer does nothing; the node cancels it at deinit.
 ///
 /// Thread safety: `Sendable`; `schedule` and `cancel` are called from the operator's handler
-/// (one call at a time per operator) or from the node's deinit.
+/// (one call at a time per operator), `close` from the node's deinit (any thread, possibly while
+/// the handler runs).
 @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
 final class _OperatorTimer<C: Clock>: Sendable {
     let clock: C
@@ -48,10 +49,12 @@ final class _OperatorTimer<C: Clock>: Sendable {
         at deadline: C.Instant, for node: _OperatorNode<Output>,
         _ work: @escaping @Sendable (_OperatorNode<Output>, _Pass?) -> Void
     ) {
-        let generation = current.withLock { slot in
+        let generation = current.withLock { slot -> UInt64? in
+            guard !slot.closed else { return nil }  // the node is gone: no task
             slot.generation &+= 1
             return slot.generation
         }
+        guard let generation else { return }
         tracking?._timerCreated()
         let task = Task { [clock, tracking, weak node] in
             do {
@@ -94,6 +97,18 @@ final class _OperatorTimer<C: Clock>: Sendable {
         task?.cancel()
     }
 
+    /// Cancels the pending timer for good: the node's deinit, on any thread. A schedule made
+    /// after it (by a pass still running the operator on another thread) starts no task.
+    func close() {
+        let task = current.withLock { slot -> Task<Void, Never>? in
+            slot.closed = true
+            slot.generation &+= 1
+            defer { slot.task = nil }
+            return slot.task
+        }
+        task?.cancel()
+    }
+
     /// Whether the timer of `generation` is still the pending one; if so, it is no longer pending.
     private func claim(_ generation: UInt64) -> Bool {
         current.withLock { slot in
@@ -108,4 +123,6 @@ final class _OperatorTimer<C: Clock>: Sendable {
 struct _TimerSlot: Sendable {
     var generation: UInt64 = 0
     var task: Task<Void, Never>?
+    /// The node is gone (`close`): nothing is scheduled any more.
+    var closed = false
 }

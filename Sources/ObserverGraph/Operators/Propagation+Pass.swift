@@ -27,8 +27,9 @@ final class _Pass {
     /// What runs once the pass has delivered (`whenDelivered`).
     @exclusivity(unchecked) private var afterDelivery: [() -> Void] = []
     /// What this pass sends along edges a merge made since it began, and their component: run
-    /// together in one pass of their own, queued after this one (so a node joined by the merge
-    /// still sees all of this change's inputs at once).
+    /// together in one pass of their own, queued ahead of the component's other jobs (so a node
+    /// joined by the merge still sees all of this change's inputs at once, and before any change
+    /// that arrived after it).
     @exclusivity(unchecked) private var acrossMerge: [@Sendable (_Pass) -> Void] = []
     @exclusivity(unchecked) private var acrossMergeDomain: _PropagationDomain?
     /// Set while an event crosses an edge a merge made since this pass began: the component
@@ -56,7 +57,7 @@ final class _Pass {
     }
 
     /// Queues `work` (an event crossing an edge a merge made since this pass began) for a pass
-    /// of `domain`'s component after this one, with the other such events of this pass.
+    /// of `domain`'s component ahead of its queued jobs, with the other such events of this pass.
     @usableFromInline
     func queueAcrossMerge(_ domain: _PropagationDomain, _ work: @escaping @Sendable (_Pass) -> Void) {
         acrossMerge.append(work)
@@ -87,7 +88,7 @@ final class _Pass {
             let crossing = acrossMerge
             acrossMerge = []
             acrossMergeDomain = nil
-            domain.submit { pass in
+            domain.submit(first: true) { pass in
                 for work in crossing { work(pass) }
             }
         }

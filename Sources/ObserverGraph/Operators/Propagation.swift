@@ -14,8 +14,8 @@
 /// under one process-wide lock taken only by merges. The merged component takes the queues and
 /// the running passes of both. Passes that began before the merge may still run, on two threads
 /// at once, each over its own former component: every edge made since carries the merge's epoch,
-/// newer than theirs, so such a pass queues what it would send along one, instead of running it
-/// (see `_OperatorNode.emit`). A thread that finishes a pass while another pass of the component
+/// newer than theirs, so such a pass queues what it would send along one, instead of running it,
+/// ahead of the jobs queued meanwhile (which arrived after it; see `_OperatorNode.emit`). A thread that finishes a pass while another pass of the component
 /// runs leaves the queue to that one, so once they are over, one thread runs the queue again.
 @usableFromInline
 final class _PropagationDomain: @unchecked Sendable {
@@ -84,13 +84,15 @@ final class _PropagationDomain: @unchecked Sendable {
     }
 
     /// Queues `job` in the component; runs the queue on this thread when no pass is running.
+    /// `first`: ahead of the queued jobs (what a pass sends across a merge: every job queued
+    /// arrived after that pass began, or in the other component before the merge).
     @usableFromInline
-    func submit(_ job: @escaping @Sendable (_Pass) -> Void) {
+    func submit(first: Bool = false, _ job: @escaping @Sendable (_Pass) -> Void) {
         var domain = self
         while true {
             let (began, parent) = domain.state.withLock { state -> (Bool, _PropagationDomain?) in
                 if let parent = state.parent { return (false, parent) }
-                state.jobs.append(job)
+                if first { state.pushFront(job) } else { state.jobs.append(job) }
                 guard state.runners == 0 else { return (false, nil) }
                 state.runners = 1
                 return (true, nil)
@@ -229,6 +231,16 @@ struct _DomainState {
         jobs.removeAll(keepingCapacity: jobs.count <= 64)
         head = 0
         return nil
+    }
+
+    /// Queues `job` ahead of the others.
+    mutating func pushFront(_ job: @escaping @Sendable (_Pass) -> Void) {
+        if head > 0 {
+            head -= 1
+            jobs[head] = job
+        } else {
+            jobs.insert(job, at: 0)
+        }
     }
 
     /// Moves `loser`'s queue and runners to `winner` and makes `parent` (the winner) its root.
