@@ -3,42 +3,8 @@ import ObserverGraph
 import ObserverGraphTesting
 import Testing
 
-/// Holds the thread running a pass (or a closure call) on one value until opened.
-private final class Hold: Sendable {
-    private let held: Int
-    private let entered = DispatchSemaphore(value: 0)
-    private let opened = DispatchSemaphore(value: 0)
-
-    init(holding value: Int) {
-        held = value
-    }
-
-    func hold(_ value: Int) {
-        guard value == held else { return }
-        entered.signal()
-        _ = opened.wait(timeout: .now() + 10)
-    }
-
-    func waitUntilHeld() -> Bool { entered.wait(timeout: .now() + 10) == .success }
-    func open() { opened.signal() }
-}
-
-/// `body` on a background thread, and whether it has returned.
-private final class OnThread: Sendable {
-    private let done = DispatchSemaphore(value: 0)
-
-    init(_ body: @escaping @Sendable () -> Void) {
-        DispatchQueue.global().async { [done] in
-            body()
-            done.signal()
-        }
-    }
-
-    func returned(within seconds: Double) -> Bool { done.wait(timeout: .now() + seconds) == .success }
-}
-
-@Suite("Review findings: propagation across merges and the call gate", .timeLimit(.minutes(1)))
-struct ReviewFindingsTests {
+@Suite("Races: propagation across merges, released operators, the call gate", .timeLimit(.minutes(1)))
+struct RaceRegressionTests {
     /// `a` and `c` are one graph (joined by `merge`), `b` another. A set of `a` is held inside
     /// `m` on a background thread; the test joins `m` with `b`, then sets `c` (queued behind the
     /// held pass, which began first). When the held pass resumes, what `m` sends along the new
@@ -48,12 +14,12 @@ struct ReviewFindingsTests {
         let a = ObservableValue(0)
         let c = ObservableValue(0)
         let b = ObservableValue(0)
-        let hold = Hold(holding: 1)
+        let hold = HoldGate(holding: 1)
         let m = a.merge(c).map { value -> Int in
             hold.hold(value)
             return value
         }
-        let setA = OnThread { a.value = 1 }
+        let setA = BackgroundCall { a.value = 1 }
         #expect(hold.waitUntilHeld())
         let joined = m.combineLatest(b).map { "\($0.0),\($0.1)" }
         let recorder = OperatorRecorder(joined)
@@ -73,7 +39,7 @@ struct ReviewFindingsTests {
     func switchCrossingKeepsArrivalOrder() {
         let i = ObservableValue(0)
         let j = ObservableValue(0)
-        let hold = Hold(holding: 1)
+        let hold = HoldGate(holding: 1)
         let scaled = i.merge(j).map { value -> Int in
             hold.hold(value)
             return value * 10
@@ -82,7 +48,7 @@ struct ReviewFindingsTests {
         let idle = ObservableValue(-1)
         let followed = outer.flatMapLatest { $0 == 0 ? idle.map { $0 } : scaled }
         let recorder = OperatorRecorder(followed)
-        let setI = OnThread { i.value = 1 }
+        let setI = BackgroundCall { i.value = 1 }
         #expect(hold.waitUntilHeld())
         outer.value = 1  // switches to `scaled`, whose latest value is still 0
         j.value = 2  // `scaled`'s graph, after the held change: queued behind it
@@ -147,7 +113,7 @@ struct ReviewFindingsTests {
         }
         let outer = ObservableValue(0)
         let idle = ObservableValue(-1)
-        let hold = Hold(holding: 1)
+        let hold = HoldGate(holding: 1)
         let made = GraphLock(Weak())
         let runs = GraphLock(0)
         var followed: DerivedValue<Int>? = outer.flatMapLatest { value -> DerivedValue<Int> in
@@ -161,7 +127,7 @@ struct ReviewFindingsTests {
             }
         }
         #expect(followed?.value == -1)
-        let setOuter = OnThread { outer.value = 1 }
+        let setOuter = BackgroundCall { outer.value = 1 }
         #expect(hold.waitUntilHeld())
         followed = nil  // released while the pass is inside `transform`
         hold.open()
@@ -181,12 +147,12 @@ struct ReviewFindingsTests {
     @Test("A timed operator released during its handler leaves no timer sleeping")
     func timedReleasedDuringHandler() async {
         let base = TestClock()
-        let hold = Hold(holding: 2)
+        let hold = HoldGate(holding: 2)
         let clock = CountingClock(base: base, hold: hold)
         let x = ObservableValue(0)
         var debounced: DerivedValue<Int>? = x.debounce(for: .seconds(1), clock: clock)
         #expect(await sleepers(of: base, reach: 1))  // the start value's timer
-        let setX = OnThread { x.value = 1 }
+        let setX = BackgroundCall { x.value = 1 }
         #expect(hold.waitUntilHeld())  // inside the handler, before it schedules
         debounced = nil
         hold.open()
@@ -207,7 +173,7 @@ struct ReviewFindingsTests {
         }
         let first = EventChannel<Int>()
         let second = EventChannel<Int>()
-        let hold = Hold(holding: 1)
+        let hold = HoldGate(holding: 1)
         let firstToken = GraphLock<SubscriptionToken?>(nil)
         var owner: Owner? = Owner()
         firstToken.withLock { [owner] token in
@@ -220,9 +186,9 @@ struct ReviewFindingsTests {
             $0 = second.observeValuesNonisolated { _ in firstToken.withLock { $0 }?.cancel() }
         }
         owner = nil  // closure 1 holds it now, and so token 2
-        let sendFirst = OnThread { first.send(1) }
+        let sendFirst = BackgroundCall { first.send(1) }
         #expect(hold.waitUntilHeld())
-        let sendSecond = OnThread { second.send(1) }  // closure 2 cancels observation 1: waits
+        let sendSecond = BackgroundCall { second.send(1) }  // closure 2 cancels observation 1: waits
         // The cancel has marked the running call (the token reads cancelled) and waits for it.
         let marked = ContinuousClock.now.advanced(by: .seconds(10))
         while firstToken.withLock({ $0 })?.isCancelled != true, ContinuousClock.now < marked {}
@@ -277,10 +243,10 @@ struct ReviewFindingsTests {
 private struct CountingClock: Clock {
     typealias Instant = TestClock.Instant
     let base: TestClock
-    let hold: Hold
+    let hold: HoldGate
     private let reads = GraphLock(0)
 
-    init(base: TestClock, hold: Hold) {
+    init(base: TestClock, hold: HoldGate) {
         self.base = base
         self.hold = hold
     }
