@@ -82,14 +82,21 @@ struct ClosureCancelTests {
         #expect(observed.isCancelled)
     }
 
-    @Test("A terminal event closes the observation: later cancels return at once")
+    @Test("A terminal event closes the observation, already during its call: later cancels return at once")
     func terminalCloses() {
         let value = ObservableValue(0)
         let events = GraphLock<[GraphEvent<Int>]>([])
-        let token = value.observeNonisolated { event in events.withLock { $0.append(event) } }
+        let box = GraphLock<SubscriptionToken?>(nil)
+        let overDuringCall = GraphLock<[Bool]>([])
+        let token = value.observeNonisolated { event in
+            events.withLock { $0.append(event) }
+            if let token = box.withLock({ $0 }) { overDuringCall.withLock { $0.append(token.isCancelled) } }
+        }
+        box.withLock { $0 = token }
         #expect(!token.isCancelled)
         value.set(1)
         value.finish()
+        #expect(overDuringCall.withLock { $0 } == [false, true])  // the value's call, the terminal's
         #expect(token.isCancelled)
         token.cancel()
         #expect(events.withLock { $0 }.count == 3)

@@ -9,7 +9,9 @@ import Synchronization
 /// - `0`: open, no call running;
 /// - `closed` (1): closed, no call running; no call starts again;
 /// - `thread << 1`: that thread is calling the closure;
-/// - `thread << 1 | 1`: that thread is calling, and a close waits for the call to return.
+/// - `thread << 1 | 1`: that thread is calling, and the gate closes when the call returns (closes
+///   wait for that; a terminal event's call enters this way, so the observation reads as over
+///   during its last call).
 ///
 /// A call enters by exchanging `0` for its thread and leaves by exchanging it back (or for
 /// `closed` after a terminal event). A close exchanges `0` for `closed`, or marks the running
@@ -37,22 +39,23 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
     @inlinable
     func deliver(_ event: GraphEvent<Value>, sink: _EventSink<Value>) {
         let me = _currentThreadID() << 1
+        let entry = event.isTerminal ? me | 1 : me
         while true {
             let (entered, seen) = word.compareExchange(
-                expected: 0, desired: me, ordering: .acquiringAndReleasing)
+                expected: 0, desired: entry, ordering: .acquiringAndReleasing)
             if entered { break }
             if seen & 1 != 0 { return }  // closed, or closing
             // Another thread inside: not expected (one drainer per source), so wait it out
             // rather than skip the event.
         }
         call?(event)
-        let end = event.isTerminal ? Self.closed : 0
-        let (left, _) = word.compareExchange(expected: me, desired: end, ordering: .acquiringAndReleasing)
-        if left {
-            if event.isTerminal { release() }
+        if !event.isTerminal,
+            word.compareExchange(expected: me, desired: 0, ordering: .acquiringAndReleasing).exchanged
+        {
             return
         }
-        // A close waits for this call (or the closure closed itself): close the gate and wake
+        // The gate closes now: after a terminal event, or because closes wait for this call (or
+        // the closure closed itself). Close it and wake
         // the closers. One of them releases the closure, on its own thread: its deinit may cancel
         // an observation whose call that closer is making, which must not wait for this thread.
         // With no closer waiting, it is released here.
