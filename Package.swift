@@ -35,7 +35,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ObserverGraphTests",
-            dependencies: ["ObserverGraph"],
+            // The testing product's `TestClock` drives the time operators' race tests.
+            dependencies: ["ObserverGraph", "ObserverGraphTesting"],
             swiftSettings: strictSettings
         ),
         .testTarget(
