@@ -1303,7 +1303,7 @@ public final class GraphNode: @unchecked Sendable {
         }
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func _broadcast<T>(as type: T.Type, _ body: (T) throws -> Void) rethrows -> Int {
         // Set (on this thread only) when an observer is removed from this node on this thread
         // while the broadcast runs: from then on each observer is re-checked before its call.

@@ -231,11 +231,12 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// Queues `.value(value)` for every observer; `false` if terminated.
     @inlinable
     final func _send(_ value: Value, isolation: (any Actor)?) -> Bool {
-        let (accepted, mustDrain) = pipeline.withLock { state -> (Bool, Bool) in
-            guard state.terminal == nil else { return (false, false) }
-            return (true, state.enqueue(.broadcast(.value(value), sequence: state.takeSequence())))
+        let (accepted, claimed, sequence) = pipeline.withLock { state -> (Bool, Bool, UInt64) in
+            guard state.terminal == nil else { return (false, false, 0) }
+            let sequence = state.takeSequence()
+            return (true, state.claimOrQueue(.value(value), sequence: sequence), sequence)
         }
-        if mustDrain { _drain(isolation) }
+        if claimed { _deliverClaimed(.value(value), upTo: sequence, drainer: isolation) }
         return accepted
     }
 
@@ -260,6 +261,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         deferringDrainTo nested: _TransactionLog? = nil
     ) -> _CommitOutcome {
         var owed = false
+        var sequence: UInt64 = 0
         let (outcome, replaced, mustDrain) = pipeline.withLock { state -> (_CommitOutcome, Value?, Bool) in
             guard state.terminal == nil else {
                 if let thread { owed = state.close(thread) }
@@ -270,13 +272,21 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             let replaced = state.current
             state.current = newValue
             state.version &+= 1
-            let mustDrain = state.enqueue(.broadcast(.value(newValue), sequence: state.takeSequence()))
+            sequence = state.takeSequence()
+            // Nested: queued for the outer transaction's drain. Otherwise this caller delivers
+            // its own change first when nobody drains (no second critical section to fetch it).
+            let mustDrain =
+                nested == nil
+                ? state.claimOrQueue(.value(newValue), sequence: sequence)
+                : state.enqueue(.broadcast(.value(newValue), sequence: sequence))
             return (.committed, replaced, mustDrain)
         }
         withExtendedLifetime(replaced) {}
         if mustDrain, let nested {
             nested.owesDrain = true  // the outer transaction delivers when it closes
-        } else if mustDrain || owed {
+        } else if mustDrain {
+            _deliverClaimed(.value(newValue), upTo: sequence, drainer: isolation)
+        } else if owed {
             _drain(isolation)
         }
         return outcome
@@ -290,6 +300,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     @inlinable
     final func _store(_ newValue: Value, isolation: (any Actor)?) {
         var nested: _TransactionLog?
+        var sequence: UInt64 = 0
         let (replaced, mustDrain) = pipeline.withLock { state -> (Value?, Bool) in
             if !state.openTransactions.isEmpty, let log = state.nestedLog(of: _currentThreadID()) {
                 nested = log
@@ -301,13 +312,17 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             let replaced = state.current
             state.current = newValue
             state.version &+= 1
-            return (replaced, state.enqueue(.broadcast(.value(newValue), sequence: state.takeSequence())))
+            sequence = state.takeSequence()
+            guard nested == nil else {
+                return (replaced, state.enqueue(.broadcast(.value(newValue), sequence: sequence)))
+            }
+            return (replaced, state.claimOrQueue(.value(newValue), sequence: sequence))
         }
         withExtendedLifetime(replaced) {}
         if mustDrain, let nested {
             nested.owesDrain = true  // the outer transaction delivers when it closes
         } else if mustDrain {
-            _drain(isolation)
+            _deliverClaimed(.value(newValue), upTo: sequence, drainer: isolation)
         }
     }
 
@@ -411,6 +426,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     ) -> Result? {
         let thread = _currentThreadID()
         var nested: _TransactionLog?
+        var claimed: (value: Value, sequence: UInt64)?
         let (result, mustDrain) = pipeline.withLock { state -> (Result?, Bool) in
             // Inside a read-modify-write of this source on this thread: applied once (below),
             // replayed when the outer body runs again.
@@ -421,13 +437,19 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             if let log = nested { _ = log.record(Optional(result)) }
             guard changed else { return (result, false) }
             state.version &+= 1
-            let mustDrain = state.enqueue(.broadcast(.value(state.current!), sequence: state.takeSequence()))
-            return (result, mustDrain)
+            let sequence = state.takeSequence()
+            guard nested == nil else {
+                return (result, state.enqueue(.broadcast(.value(state.current!), sequence: sequence)))
+            }
+            let current = state.current!
+            guard state.claimOrQueue(.value(current), sequence: sequence) else { return (result, false) }
+            claimed = (current, sequence)
+            return (result, true)
         }
         if mustDrain, let nested {
             nested.owesDrain = true  // the outer transaction delivers when it closes
-        } else if mustDrain {
-            _drain(isolation)
+        } else if let claimed {
+            _deliverClaimed(.value(claimed.value), upTo: claimed.sequence, drainer: isolation)
         }
         return result
     }
@@ -448,6 +470,14 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
                 removeAllObservers()
             }
         }
+    }
+
+    /// Delivers the broadcast this caller claimed (see `_SourceState.claimOrQueue`), then what
+    /// was queued meanwhile.
+    @inlinable
+    final func _deliverClaimed(_ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: (any Actor)?) {
+        _deliver(event, upTo: sequence, drainer: drainer)
+        _drain(drainer)
     }
 
     @inlinable
@@ -521,6 +551,19 @@ struct _SourceState<Value: Sendable> {
         // usual case, handed over in one slot instead of through the array.
         draining = true
         direct = action
+        return true
+    }
+
+    /// Queues the broadcast of `event` when a drain is running, and returns `false`. Otherwise
+    /// nothing waits (the queue is empty whenever nobody drains): the caller becomes the drainer
+    /// and delivers `event` itself, before draining what arrives meanwhile. Returns `true`.
+    @inlinable
+    mutating func claimOrQueue(_ event: @autoclosure () -> GraphEvent<Value>, sequence: UInt64) -> Bool {
+        if draining {
+            pending.append(.broadcast(event(), sequence: sequence))
+            return false
+        }
+        draining = true
         return true
     }
 
