@@ -1345,6 +1345,20 @@ public final class GraphNode: @unchecked Sendable {
         }
     }
 
+    /// `_beginBroadcast` for a caller that keeps its own list of the observers: the slots only
+    /// when entries were added or removed since that list was read at generation `known`.
+    @usableFromInline
+    func _beginBroadcast(_ flag: UnsafeMutablePointer<Bool>, unlessGeneration known: UInt?) -> (
+        slots: ContiguousArray<_Slot>?, layout: UInt, generation: UInt
+    ) {
+        let thread = _currentThreadID()
+        return _state.withLock { state in
+            state.observers.broadcasts.append(_ActiveBroadcast(thread: thread, flag: flag))
+            let generation = state.observers.generation
+            return (known == generation ? nil : state.observers.slots, state.observers.layout, generation)
+        }
+    }
+
     @usableFromInline
     func _endBroadcast(_ flag: UnsafeMutablePointer<Bool>, layout: UInt, dead: [_DeadEntry]) {
         _state.withLock { state in
@@ -1533,6 +1547,9 @@ struct _Registry {
     var vacant = 0
     /// Changes whenever slot positions change (compaction), so stale positions are detected.
     @usableFromInline var layout: UInt = 0
+    /// Changes whenever an entry is added or vacated, so that a reader keeping its own list of
+    /// the entries knows when to read them again.
+    @usableFromInline var generation: UInt = 0
     @usableFromInline var broadcasts: [_ActiveBroadcast] = []
     /// Slot count at which the next sweep for deallocated objects is due.
     var sweepMark = 64
@@ -1584,6 +1601,7 @@ struct _Registry {
             slots.append(_Slot(object: object, bits: raw | flags))
         }
         if let box { boxes[key] = box }
+        generation &+= 1
         var sweepDue = false
         if slots.count >= sweepMark {
             sweepMark = slots.count * 2
@@ -1712,6 +1730,7 @@ struct _Registry {
         slots[position].object = nil
         slots[position].bits = 0
         vacant += 1
+        generation &+= 1
     }
 
     /// Marks the broadcasts running on this thread, which must re-check each observer from now on.

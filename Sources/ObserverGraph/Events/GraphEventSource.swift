@@ -4,7 +4,10 @@ import Dispatch
 /// closures, fed through one ordered delivery queue.
 ///
 /// **Delivery order.** Every event goes through one first-in, first-out queue per source, and
-/// one thread at a time delivers from it, with the core's `broadcast`. So every observer sees
+/// one thread at a time delivers from it, to the closure observers in registration order (as
+/// the core's `broadcast` would; the source keeps its own strong list of them, read again from
+/// its node whenever an observer joined or left, so a delivery touches no weak reference and no
+/// reference count per observer). So every observer sees
 /// the same events in the same order. An event sent while a delivery is running (from inside an
 /// observer, or from another thread) is queued. It is delivered after the current event has
 /// reached every observer, by the thread already delivering. Delivery is synchronous on that
@@ -28,6 +31,10 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// The node that holds this source's observers.
     public let graphNode = GraphNode()
     @usableFromInline let pipeline: GraphLock<_SourceState<Value>>
+    /// The closure observers as of the last delivery, held strongly: read and written only by
+    /// the thread delivering, which the pipeline's `draining` flag makes one at a time (and its
+    /// lock orders from one drainer to the next).
+    @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) final var _roster = _SinkRoster<Value>()
 
     init(current: Value?) {
         pipeline = GraphLock(_SourceState(current: current))
@@ -468,6 +475,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             case .terminate(let event, let sequence):
                 _deliver(event, upTo: sequence, drainer: drainer)
                 removeAllObservers()
+                _roster = _SinkRoster()
             }
         }
     }
@@ -480,10 +488,30 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         _drain(drainer)
     }
 
+    /// Delivers `event` to the closure observers that joined before `sequence`, in registration
+    /// order, from the roster (read again from the node only when its membership changed). As
+    /// in the core's `broadcast`, an observer removed on this thread during the loop is not
+    /// called after its removal.
     @inlinable
     final func _deliver(_ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: (any Actor)?) {
-        broadcast(as: _EventSink<Value>.self) { sink in
-            if sink.firstSequence < sequence { sink.deliver(event, drainer: drainer) }
+        var removedOnThisThread = false
+        withUnsafeMutablePointer(to: &removedOnThisThread) { flag in
+            let node = graphNode
+            let (slots, layout, generation) = node._beginBroadcast(flag, unlessGeneration: _roster.generation)
+            var dead: [_DeadEntry] = []
+            if let slots { _roster.read(slots, generation: generation, dead: &dead) }
+            // This delivery's list, owned here whatever a closure does meanwhile.
+            let (entries, owners) = (_roster.entries, _roster.owners)
+            defer { node._endBroadcast(flag, layout: layout, dead: dead) }
+            entries.withUnsafeBufferPointer { entries in
+                for entry in entries {
+                    if flag.pointee && !node._isSubscribed(bits: entry.bits) { continue }
+                    entry.sink._withUnsafeGuaranteedRef { sink in
+                        if sink.firstSequence < sequence { sink.deliver(event, drainer: drainer) }
+                    }
+                }
+            }
+            withExtendedLifetime(owners) {}
         }
     }
 }

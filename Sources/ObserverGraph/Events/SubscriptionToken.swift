@@ -108,7 +108,8 @@ protocol _SubscriptionTarget: AnyObject, Sendable {
 }
 
 /// A closure observer: a real `GraphObserver` in its source's observer list, kept alive by its
-/// token (the source holds it weakly, like any class observer).
+/// token (the node holds it weakly, like any class observer; the source's delivery roster holds
+/// it strongly until the next delivery after it left, which reads the node again and drops it).
 ///
 /// Three ways to run the closure:
 /// - nonisolated: on the delivering thread; `cancel()` waits for calls running elsewhere;

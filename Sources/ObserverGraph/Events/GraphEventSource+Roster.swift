@@ -1,0 +1,65 @@
+/// A source's own list of its closure observers, in registration order: what a delivery loops
+/// over instead of the node's weak slots.
+///
+/// The node's registry holds every observer weakly, so looping over it costs a weak load and a
+/// release per observer per event (and an object referenced weakly pays the slow path of every
+/// retain and release). The roster holds the sinks strongly and lists them unretained, so a
+/// delivery touches no reference count per observer. It is read again from the node whenever
+/// the node's membership generation changed (an observer joined or left, by any path:
+/// `cancel()`, `removeObserver`, `removeAllObservers`, a sweep), so it never lists an observer
+/// the node no longer has, nor misses one it has, at the start of a delivery.
+///
+/// Holding the sinks strongly keeps a cancelled sink (an empty shell: its closure is released
+/// by `cancel()`) alive until the next delivery reads the node again.
+///
+/// Thread safety: not synchronized; only the source's delivering thread touches it.
+@usableFromInline
+struct _SinkRoster<Value: Sendable> {
+    /// The node's membership generation the roster was read at; `nil` before the first read.
+    @usableFromInline var generation: UInt?
+    /// Keeps the sinks listed in `entries` alive.
+    @usableFromInline var owners: ContiguousArray<_EventSink<Value>> = []
+    /// The sinks, unretained (`owners` keeps them), with their registry bits.
+    @usableFromInline var entries: ContiguousArray<_RosterEntry<Value>> = []
+
+    @inlinable init() {}
+
+    /// Reads the closure observers from the node's `slots` (taken at `generation`); entries
+    /// whose object is gone go to `dead`, for the node to drop.
+    /// - Complexity: O(n), n = number of slots.
+    @inlinable
+    mutating func read(_ slots: ContiguousArray<_Slot>, generation: UInt, dead: inout [_DeadEntry]) {
+        var owners = ContiguousArray<_EventSink<Value>>()
+        var entries = ContiguousArray<_RosterEntry<Value>>()
+        owners.reserveCapacity(slots.count)
+        entries.reserveCapacity(slots.count)
+        for position in slots.indices {
+            let bits = slots[position].bits
+            if bits == 0 { continue }
+            guard let object = slots[position].loadObject() else {
+                dead.append(_DeadEntry(position: position, bits: bits))
+                continue
+            }
+            // Other observers (added with `addObserver`, or boxed structs) get no events.
+            guard bits & _SlotFlags.boxed == 0, let sink = object as? _EventSink<Value> else { continue }
+            entries.append(_RosterEntry(sink: Unmanaged.passUnretained(sink), bits: bits))
+            owners.append(sink)
+        }
+        self.generation = generation
+        self.owners = owners  // the sinks of the previous read are released here, no lock held
+        self.entries = entries
+    }
+}
+
+/// One closure observer of a roster: unretained (the roster's `owners` keeps it) and its
+/// registry bits (to re-check it after a removal made during the delivery).
+@usableFromInline
+struct _RosterEntry<Value: Sendable> {
+    @usableFromInline let sink: Unmanaged<_EventSink<Value>>
+    @usableFromInline let bits: UInt64
+
+    @inlinable init(sink: Unmanaged<_EventSink<Value>>, bits: UInt64) {
+        self.sink = sink
+        self.bits = bits
+    }
+}
