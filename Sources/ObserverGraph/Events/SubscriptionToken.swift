@@ -144,6 +144,9 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// for the other modes, which use `state`. (Typed `AnyObject` because the gate's type needs
     /// macOS 15 / iOS 18 and a stored property cannot.)
     @usableFromInline let _gate: AnyObject?
+    /// An actor sink's fast path (`_ActorGate<Value>`, where the OS has atomics); `nil` for the
+    /// other modes.
+    @usableFromInline let _actorGate: AnyObject?
     // Written once, in init; read from any thread.
     private weak var source: GraphEventSource<Value>?
     /// Set by a cancel made from inside the closure while the actor runs the mailbox; touched
@@ -166,9 +169,16 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         }
         if isNonisolated, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             _gate = _CallGate(handler)
+            _actorGate = nil
             self.state = GraphLock(_SinkState(handler: nil))
+        } else if actorIdentity != nil, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            let box = _Handler(handler)
+            _gate = nil
+            _actorGate = _ActorGate(box)
+            self.state = GraphLock(_SinkState(handler: box))
         } else {
             _gate = nil
+            _actorGate = nil
             self.state = GraphLock(_SinkState(handler: _Handler(handler)))
         }
         self.source = source
@@ -196,6 +206,8 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             let mustSchedule = state.withLock { state -> Bool in
                 guard state.handler != nil else { return false }
                 state.mailbox.append(event)
+                // A fast call running on the actor runs the mailbox when it ends.
+                if _markSlow() { return false }
                 guard !state.scheduled, !state.running else { return false }
                 state.scheduled = true
                 return true
@@ -215,15 +227,23 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     }
 
     /// Delivers `event` from code running on this sink's actor: called right away when nothing
-    /// is queued before it (two critical sections, as for a nonisolated closure); queued behind
-    /// earlier events otherwise, which run now; queued behind the running call when the closure
-    /// itself sent it (no nested calls).
+    /// is queued before it (through the actor gate, one atomic exchange each way, where the OS
+    /// has atomics; otherwise two critical sections); queued behind earlier events otherwise,
+    /// which run now; queued behind the running call when the closure itself sent it (no nested
+    /// calls). A terminal event always takes the lock path.
     @inlinable
     func _deliverOnActor(_ event: GraphEvent<Value>) {
+        if !event.isTerminal, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *),
+            let gate = _actorGate,
+            unsafeDowncast(gate, to: _ActorGate<Value>.self).callIfIdle(event, sink: self)
+        {
+            return
+        }
         let thread = _currentThreadID()
         let start = state.withLock { state -> _ActorStart in
             guard let handler = state.handler else { return .nothing }
-            if state.running {
+            // A fast call running (the closure sent to its own source) runs it when it ends.
+            if _markSlow() || state.running {
                 state.mailbox.append(event)
                 return .nothing
             }
@@ -238,7 +258,9 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         }
         switch start {
         case .nothing: return
-        case .direct(let handler): handler.call(event)
+        case .direct(let handler):
+            if event.isTerminal { _closeActorGate() }
+            handler.call(event)
         case .mailbox: break
         }
         _continueMailbox()
@@ -288,7 +310,10 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     func _runMailbox() {
         let thread = _currentThreadID()
         let claimed = state.withLock { state -> Bool in
-            guard !state.running, state.handler != nil, !state.mailbox.isEmpty else { return false }
+            guard !state.running, state.handler != nil, !state.mailbox.isEmpty else {
+                if !state.running && !state.scheduled && state.mailbox.isEmpty { _clearSlow() }
+                return false
+            }
             state.running = true
             state.deliveringThread = thread
             return true
@@ -305,13 +330,17 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
                 guard !_stoppedOnActor, let handler = state.handler, !state.mailbox.isEmpty else {
                     state.running = false
                     state.deliveringThread = 0
+                    if state.mailbox.isEmpty && !state.scheduled { _clearSlow() }
                     return nil
                 }
                 return (handler, state.takeMailbox(giving: &spare))
             }
             guard let (handler, batch) = taken else { return }
             for event in batch {
-                if event.isTerminal { state.withLock { $0.handler = nil } }
+                if event.isTerminal {
+                    state.withLock { $0.handler = nil }
+                    _closeActorGate()
+                }
                 handler.call(event)
                 if _stoppedOnActor { break }
             }
@@ -333,6 +362,12 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         let thread = _currentThreadID()
         var stopsBatch = false
         var released: _Handler<Value>?
+        // An actor sink's fast path: closed at once; a fast call running now releases the
+        // closure when it ends.
+        var releasedByGate: _Handler<Value>?
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _actorGate {
+            releasedByGate = unsafeDowncast(gate, to: _ActorGate<Value>.self).close()
+        }
         var dropped: [GraphEvent<Value>] = []
         while true {
             let (handler, wait) = state.withLock { state -> (_Handler<Value>?, DispatchSemaphore?) in
@@ -353,7 +388,56 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         // Written only here, on the thread that is running the mailbox (the actor), and read by
         // that run after the closure returns: the same thread, so no lock is needed.
         if stopsBatch { _stoppedOnActor = true }
-        withExtendedLifetime((released, dropped)) {}
+        withExtendedLifetime((released, releasedByGate, dropped)) {}
+    }
+
+    /// Closes the actor gate after a terminal event, as the lock state's `handler` is: the
+    /// closure is released once the last call returns. Runs with no lock held.
+    @inlinable
+    func _closeActorGate() {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _actorGate else {
+            return
+        }
+        let released = unsafeDowncast(gate, to: _ActorGate<Value>.self).close()
+        withExtendedLifetime(released) {}
+    }
+
+    /// Sets the actor gate's `slow` flag (the mailbox path owns the sink); under the lock.
+    /// Returns whether a fast call is running, whose end will run the mailbox.
+    @inlinable
+    func _markSlow() -> Bool {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _actorGate else {
+            return false
+        }
+        return unsafeDowncast(gate, to: _ActorGate<Value>.self).setSlow()
+    }
+
+    /// Clears the actor gate's `slow` flag once the mailbox path is idle; under the lock.
+    @inlinable
+    func _clearSlow() {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _actorGate else {
+            return
+        }
+        unsafeDowncast(gate, to: _ActorGate<Value>.self).clearSlow()
+    }
+
+    /// The end of a fast call that found the gate changed: releases the closure if the sink was
+    /// closed meanwhile; runs the mailbox (on the actor, now) if events were queued meanwhile.
+    @usableFromInline
+    func _afterFastCall() {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _actorGate else {
+            return
+        }
+        let thread = _currentThreadID()
+        let (released, mustRun) = state.withLock { state -> (_Handler<Value>?, Bool) in
+            let (released, queued) = unsafeDowncast(gate, to: _ActorGate<Value>.self).endInterruptedCall()
+            guard queued, state.handler != nil, !state.running else { return (released, false) }
+            state.running = true
+            state.deliveringThread = thread
+            return (released, true)
+        }
+        withExtendedLifetime(released) {}
+        if mustRun { _continueMailbox() }
     }
 
     func _cancel() {
