@@ -500,10 +500,10 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             let (slots, layout, generation) = node._beginBroadcast(flag, unlessGeneration: _roster.generation)
             var dead: [_DeadEntry] = []
             if let slots { _roster.read(slots, generation: generation, dead: &dead) }
-            // This delivery's list, owned here whatever a closure does meanwhile.
-            let (entries, owners) = (_roster.entries, _roster.owners)
             defer { node._endBroadcast(flag, layout: layout, dead: dead) }
-            entries.withUnsafeBufferPointer { entries in
+            // The roster keeps the sinks alive for the whole loop: only the drainer replaces it,
+            // and a closure never makes this thread drain this source again (it queues).
+            _roster.entries.withUnsafeBufferPointer { entries in
                 for entry in entries {
                     if flag.pointee && !node._isSubscribed(bits: entry.bits) { continue }
                     entry.sink._withUnsafeGuaranteedRef { sink in
@@ -511,7 +511,6 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
                     }
                 }
             }
-            withExtendedLifetime(owners) {}
         }
     }
 }

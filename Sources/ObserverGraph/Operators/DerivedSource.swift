@@ -41,32 +41,46 @@ final class _DerivedSource<Value: Sendable>: GraphEventSource<Value>, @unchecked
     }
 
     /// Queues the events of `outbox` for the observers (values replace the current value when
-    /// it replays), then delivers them unless another thread is delivering. Replaced values are
-    /// released after unlocking.
+    /// it replays), then delivers them unless another thread is delivering. When nobody is
+    /// delivering, the first value is not queued: this caller delivers it directly (see
+    /// `_SourceState.claimOrQueue`). Replaced values are released after unlocking.
     @inlinable
     func publish(_ outbox: _Outbox<Value>) {
-        let (mustDrain, replaced) = pipeline.withLock { state -> (Bool, _Replaced<Value>) in
+        let (mustDrain, replaced, claimed) = pipeline.withLock {
+            state -> (Bool, _Replaced<Value>, (event: GraphEvent<Value>, sequence: UInt64)?) in
             // Plain locals and a static helper: a local `var` captured by a closure or nested
             // function is checked for exclusive access on every use at run time.
             var mustDrain = false
             var replaced = _Replaced<Value>()
+            var claimed: (event: GraphEvent<Value>, sequence: UInt64)?
             if let first = outbox.first {
-                Self.take(first, into: &state, replays: replays, mustDrain: &mustDrain, replaced: &replaced)
+                Self.take(
+                    first, into: &state, replays: replays, mustDrain: &mustDrain, replaced: &replaced,
+                    mayClaim: true, claimed: &claimed)
             }
             for event in outbox.more {
-                Self.take(event, into: &state, replays: replays, mustDrain: &mustDrain, replaced: &replaced)
+                Self.take(
+                    event, into: &state, replays: replays, mustDrain: &mustDrain, replaced: &replaced,
+                    mayClaim: false, claimed: &claimed)
             }
-            return (mustDrain, replaced)
+            return (mustDrain, replaced, claimed)
         }
         withExtendedLifetime(replaced) {}
-        if mustDrain { _drain(nil) }
+        if let claimed {
+            _deliverClaimed(claimed.event, upTo: claimed.sequence, drainer: nil)
+        } else if mustDrain {
+            _drain(nil)
+        }
     }
 
     /// Queues one event of an outbox (see `publish`).
+    /// `mayClaim` (the first event only): a value is claimed into `claimed` instead of queued
+    /// when nobody is delivering.
     @inlinable
     static func take(
         _ event: GraphEvent<Value>, into state: inout _SourceState<Value>, replays: Bool,
-        mustDrain: inout Bool, replaced: inout _Replaced<Value>
+        mustDrain: inout Bool, replaced: inout _Replaced<Value>, mayClaim: Bool,
+        claimed: inout (event: GraphEvent<Value>, sequence: UInt64)?
     ) {
         guard state.terminal == nil else { return }
         switch event {
@@ -81,6 +95,12 @@ final class _DerivedSource<Value: Sendable>: GraphEventSource<Value>, @unchecked
                 state.version &+= 1
             }
             let sequence = state.takeSequence()
+            if mayClaim && !state.draining {
+                state.draining = true
+                claimed = (event, sequence)
+                mustDrain = true
+                return
+            }
             mustDrain = state.enqueue(.broadcast(event, sequence: sequence)) || mustDrain
         case .finished, .failed:
             state.terminal = event
