@@ -147,14 +147,22 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// An actor sink's fast path (`_ActorGate<Value>`, where the OS has atomics); `nil` for the
     /// other modes.
     @usableFromInline let _actorGate: AnyObject?
+    /// The handler of a kit-internal sink (an operator graph's input), called with no gate: the
+    /// kit's handler holds what it feeds weakly, so a call that races its cancel is harmless,
+    /// and it is released with the sink. `nil` for every observation a user makes.
+    @usableFromInline let _direct: Handler?
     // Written once, in init; read from any thread.
     private weak var source: GraphEventSource<Value>?
     /// Set by a cancel made from inside the closure while the actor runs the mailbox; touched
     /// only on that actor's running thread (see `close()`).
     @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var _stoppedOnActor = false
 
-    init(firstSequence: UInt64, mode: Mode, handler: @escaping Handler, source: GraphEventSource<Value>) {
+    init(
+        firstSequence: UInt64, mode: Mode, handler: @escaping Handler, source: GraphEventSource<Value>,
+        direct: Bool = false
+    ) {
         self.firstSequence = firstSequence
+        _direct = direct ? handler : nil
         self.mode = mode
         switch mode {
         case .nonisolated:
@@ -167,7 +175,11 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             actorIdentity = ObjectIdentifier(actor)
             isNonisolated = false
         }
-        if isNonisolated, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+        if direct {
+            _gate = nil
+            _actorGate = nil
+            self.state = GraphLock(_SinkState(handler: _Handler(handler)))  // for `_isClosed`
+        } else if isNonisolated, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             _gate = _CallGate(handler)
             _actorGate = nil
             self.state = GraphLock(_SinkState(handler: nil))
@@ -188,6 +200,10 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// of the code delivering (the actor it runs on, `nil` when nonisolated).
     @inlinable
     func deliver(_ event: GraphEvent<Value>, drainer: (any Actor)?) {
+        if let direct = _direct {
+            direct(event)
+            return
+        }
         // The two synchronous cases first, with no copy of `mode`.
         if isNonisolated {
             deliverNow(event)
