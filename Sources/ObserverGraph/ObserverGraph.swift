@@ -1359,6 +1359,27 @@ public final class GraphNode: @unchecked Sendable {
         }
     }
 
+    /// Makes `watcher` hear of every change of this node's observers (see `_RegistryWatcher`).
+    @usableFromInline
+    func _watchObservers(_ watcher: any _RegistryWatcher) {
+        _state.withLock { $0.observers.watcher = watcher }
+    }
+
+    /// The observer slots and their layout, for a layer that keeps its own list of them.
+    @usableFromInline
+    func _observerSlots() -> (slots: ContiguousArray<_Slot>, layout: UInt) {
+        _state.withLock { ($0.observers.slots, $0.observers.layout) }
+    }
+
+    /// Drops entries a reader of `_observerSlots` found dead (if the layout it read still holds).
+    @usableFromInline
+    func _dropDead(_ dead: [_DeadEntry], layout: UInt) {
+        _state.withLock { state in
+            state.observers.dropDead(dead, layout: layout)
+            state.forgetIsolationOfUnregistered(dead)
+        }
+    }
+
     @usableFromInline
     func _endBroadcast(_ flag: UnsafeMutablePointer<Bool>, layout: UInt, dead: [_DeadEntry]) {
         _state.withLock { state in
@@ -1418,6 +1439,14 @@ struct _Slot {
 final class _ValueObserverBox {
     @usableFromInline let observer: any GraphObserver
     @usableFromInline init(_ observer: any GraphObserver) { self.observer = observer }
+}
+
+/// Told when a node's observers join or leave, in the critical section that changes them: for a
+/// layer that keeps its own list of a node's observers (see `GraphNode._watchObservers`). The
+/// kit's own code only: it runs under the node's lock, so it must not lock or call out.
+@usableFromInline
+protocol _RegistryWatcher: AnyObject {
+    func registryChanged()
 }
 
 /// A broadcast in progress on a node: the thread it runs on and its "removed" flag.
@@ -1550,6 +1579,8 @@ struct _Registry {
     /// Changes whenever an entry is added or vacated, so that a reader keeping its own list of
     /// the entries knows when to read them again.
     @usableFromInline var generation: UInt = 0
+    /// Told of every change of `generation`, in the critical section that makes it.
+    @usableFromInline var watcher: (any _RegistryWatcher)?
     @usableFromInline var broadcasts: [_ActiveBroadcast] = []
     /// Slot count at which the next sweep for deallocated objects is due.
     var sweepMark = 64
@@ -1602,6 +1633,7 @@ struct _Registry {
         }
         if let box { boxes[key] = box }
         generation &+= 1
+        watcher?.registryChanged()
         var sweepDue = false
         if slots.count >= sweepMark {
             sweepMark = slots.count * 2
@@ -1731,6 +1763,7 @@ struct _Registry {
         slots[position].bits = 0
         vacant += 1
         generation &+= 1
+        watcher?.registryChanged()
     }
 
     /// Marks the broadcasts running on this thread, which must re-check each observer from now on.

@@ -151,6 +151,38 @@ struct ClosureRosterTests {
         }
     }
 
+    @Test("Closures joining and leaving on other threads while a thread sets: each sees an unbroken run")
+    func joinsAndLeavesDuringDeliveries() async {
+        let value = ObservableValue(0)
+        let sets = 20_000
+        let runs = GraphLock<[[Int]]>([])
+        await onBackgroundThreads(4) { index in
+            if index == 0 {
+                for next in 1...sets { value.set(next) }
+                return
+            }
+            for round in 0..<300 {
+                let run = GraphLock<[Int]>([])
+                let token = value.observeValuesNonisolated { received in run.withLock { $0.append(received) }
+                }
+                for _ in 0..<(round % 7) * 50 { _ = value.observers.isEmpty }  // stay a varying while
+                token.cancel()
+                let seen = run.withLock { $0 }
+                runs.withLock { $0.append(seen) }
+            }
+        }
+        let all = runs.withLock { $0 }
+        #expect(all.count == 900)
+        // The current value first, then every later set, none missed, none twice. (A closure that
+        // joined while the setter was delivering, and left before that delivery ended, saw nothing:
+        // its first value comes after the running delivery.)
+        let seen = all.filter { !$0.isEmpty }
+        let broken = seen.filter { run in zip(run, run.dropFirst()).contains { $1 != $0 + 1 } }
+        #expect(broken.isEmpty, "\(broken.prefix(3))")
+        #expect(seen.count >= 100)
+        #expect(value.observers.isEmpty)
+    }
+
     @MainActor
     @Test("Main-actor closures: removeAllObservers and a re-join, delivered on the main actor in order")
     func mainActorClosures() {

@@ -35,9 +35,19 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// the thread delivering, which the pipeline's `draining` flag makes one at a time (and its
     /// lock orders from one drainer to the next).
     @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) final var _roster = _SinkRoster<Value>()
+    /// Where the OS has atomics, the node's report of joins and leaves (`_MembershipWatch`), so
+    /// that a delivery takes no critical section of the node; `nil` otherwise.
+    @usableFromInline final let _watch: AnyObject?
 
     init(current: Value?) {
         pipeline = GraphLock(_SourceState(current: current))
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            let watch = _MembershipWatch()
+            _watch = watch
+            graphNode._watchObservers(watch)
+        } else {
+            _watch = nil
+        }
     }
 
     /// A source that goes away without terminating ends its streams with `.finished`, so that no
@@ -494,6 +504,12 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// called after its removal.
     @inlinable
     final func _deliver(_ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: (any Actor)?) {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let watch = _watch {
+            _deliverWatched(
+                event, upTo: sequence, drainer: drainer,
+                watch: unsafeDowncast(watch, to: _MembershipWatch.self))
+            return
+        }
         var removedOnThisThread = false
         withUnsafeMutablePointer(to: &removedOnThisThread) { flag in
             let node = graphNode

@@ -1,0 +1,67 @@
+import Synchronization
+
+/// Tells a source's deliveries when their roster is out of date, with no lock: the node's
+/// registry reports every join and leave of an observer here (`_RegistryWatcher`), in the
+/// critical section that makes it.
+///
+/// A delivery then needs no critical section of the node at all: it reads the node's observers
+/// again only when `stale` says they changed, and it learns of a removal made by its own thread
+/// during the loop (a closure removing another observer) through `changedWhileDelivering`, after
+/// which it re-checks each remaining observer, as the core's `broadcast` does. A removal made by
+/// another thread during the loop takes effect at the next delivery, as in the core.
+///
+/// Thread safety: `Sendable`. `stale` and `deliveringThread` are atomics;
+/// `changedWhileDelivering` is written by a change made on the delivering thread and read by
+/// that thread's delivery only (drainers hand over through the source's lock).
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+@usableFromInline
+final class _MembershipWatch: _RegistryWatcher, @unchecked Sendable {
+    /// Set by every change of the node's observers; cleared by the delivery that reads them.
+    @usableFromInline let stale = Atomic<Bool>(true)
+    /// The thread running a delivery of this source right now; 0 when none is.
+    @usableFromInline let deliveringThread = Atomic<UInt>(0)
+    /// The delivering thread changed the observers during its delivery.
+    @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var changedWhileDelivering = false
+
+    @usableFromInline init() {}
+
+    @usableFromInline
+    func registryChanged() {
+        stale.store(true, ordering: .releasing)
+        // Only the delivering thread can find its own id here (it stored it itself).
+        let delivering = deliveringThread.load(ordering: .relaxed)
+        if delivering != 0 && delivering == _currentThreadID() { changedWhileDelivering = true }
+    }
+}
+
+extension GraphEventSource {
+    /// `_deliver` where the OS has atomics: no critical section of the node unless its
+    /// observers changed since the last delivery.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @inlinable
+    final func _deliverWatched(
+        _ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: (any Actor)?, watch: _MembershipWatch
+    ) {
+        watch.changedWhileDelivering = false
+        watch.deliveringThread.store(_currentThreadID(), ordering: .relaxed)
+        defer { watch.deliveringThread.store(0, ordering: .relaxed) }
+        let node = graphNode
+        if watch.stale.exchange(false, ordering: .acquiringAndReleasing) {
+            // A change after this read sets `stale` again, for the next delivery.
+            let (slots, layout) = node._observerSlots()
+            var dead: [_DeadEntry] = []
+            _roster.read(slots, generation: 0, dead: &dead)
+            if !dead.isEmpty { node._dropDead(dead, layout: layout) }
+        }
+        // The roster keeps the sinks alive for the whole loop: only the drainer replaces it,
+        // and a closure never makes this thread drain this source again (it queues).
+        _roster.entries.withUnsafeBufferPointer { entries in
+            for entry in entries {
+                if watch.changedWhileDelivering && !node._isSubscribed(bits: entry.bits) { continue }
+                entry.sink._withUnsafeGuaranteedRef { sink in
+                    if sink.firstSequence < sequence { sink.deliver(event, drainer: drainer) }
+                }
+            }
+        }
+    }
+}
