@@ -13,7 +13,7 @@ let kitPackage = URL(fileURLWithPath: Context.packageDirectory)
 
 let package = Package(
     name: "ObserverGraphBenchmarks",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],  // the gated baselines use `Synchronization`
     dependencies: [
         .package(path: ".."),
         .package(url: "https://github.com/OpenCombine/OpenCombine.git", exact: "0.14.0"),

@@ -34,21 +34,36 @@ extension Targets {
                     measured:
                         "kit \(formatValue(kit)) / \(formatValue(combine)) ns = \(formatRatio(kit / combine))"
                 ))
+            // What an exact `cancel()` costs at least: the same limit with an atomic gate per call.
+            var gatedNote = ""
+            if let gated = report.median(scenario, ValueSet.gatedLimit) {
+                gatedNote =
+                    "; with a gate per closure (the least an exact cancel() takes) \(formatValue(gated)) ns:"
+                    + " kit \(formatRatio(kit / gated))"
+            }
             report.addTarget(
                 TargetRow(
                     target: limitTarget, status: kit / limit <= valueMaxRatioToOwningLimit ? .met : .missed,
                     measured:
-                        "kit \(formatValue(kit)) / \(formatValue(limit)) ns = \(formatRatio(kit / limit))"))
+                        "kit \(formatValue(kit)) / \(formatValue(limit)) ns = \(formatRatio(kit / limit))"
+                        + gatedNote))
         }
         let append = ArrayAppend.scenario(plan.arrayAppends)
         let appendTarget = "array append, 10 observers: kit <= \(appendMaxRatioToHand)x array + closures"
         if let kit = report.median(append, ArrayAppend.kit),
             let hand = report.median(append, ArrayAppend.byHand)
         {
+            var gatedNote = ""
+            if let gated = report.median(append, ArrayAppend.gatedByHand) {
+                gatedNote =
+                    "; with a gate per closure (the least an exact cancel() takes) \(formatValue(gated)) ns:"
+                    + " kit \(formatRatio(kit / gated))"
+            }
             report.addTarget(
                 TargetRow(
                     target: appendTarget, status: kit / hand <= appendMaxRatioToHand ? .met : .missed,
                     measured: "kit \(formatValue(kit)) / \(formatValue(hand)) ns = \(formatRatio(kit / hand))"
+                        + gatedNote
                 ))
         } else {
             report.addTarget(TargetRow(target: appendTarget, status: .notMeasured, measured: "not run"))

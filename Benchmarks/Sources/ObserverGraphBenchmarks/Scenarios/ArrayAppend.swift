@@ -18,6 +18,7 @@ enum ArrayAppend {
 
     static let kit = "kit ObservableArray"
     static let byHand = "array + 10 closures"
+    static let gatedByHand = "array + 10 gated closures"
     static let observerCount = 10
 
     static func scenario(_ k: Int) -> String {
@@ -72,6 +73,31 @@ enum ArrayAppend {
                         let change = ArrayChange(
                             array: array, changeset: ArrayChangeset(inserts: [array.count - 1]))
                         for closure in closures { closure(change) }
+                    }
+                    let elapsed = monotonicNanoseconds() - start
+                    return (elapsed, array)
+                }
+            },
+            // The same with what an exact `cancel()` takes at least: each closure behind an
+            // atomic gate that a call enters and leaves (see `GatedClosures`).
+            Contender(name: gatedByHand) {
+                checked(gatedByHand) {
+                    let gates = observers.map { _ in CallGateWord() }
+                    let closures: [(ArrayChange<Int>) -> Void] = observers.map { observer in
+                        { change in observer.receive(change.changeset.inserts.last ?? 0) }
+                    }
+                    var array: [Int] = []
+                    let start = monotonicNanoseconds()
+                    for i in 0..<k {
+                        array.append(base &+ i)
+                        let change = ArrayChange(
+                            array: array, changeset: ArrayChangeset(inserts: [array.count - 1]))
+                        for index in closures.indices {
+                            let gate = gates[index]
+                            guard gate.enter() else { continue }
+                            closures[index](change)
+                            gate.leave()
+                        }
                     }
                     let elapsed = monotonicNanoseconds() - start
                     return (elapsed, array)

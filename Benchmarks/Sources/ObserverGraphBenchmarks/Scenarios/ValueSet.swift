@@ -9,6 +9,7 @@
 
 import ObserverGraph
 import OpenCombine
+import Synchronization
 
 enum ValueSet {
     static let family = ScenarioFamily(
@@ -20,6 +21,7 @@ enum ValueSet {
     static let kitBroadcast = "kit broadcast"
     static let openCombine = "OpenCombine CurrentValueSubject"
     static let owningLimit = "hand locked value + closures"
+    static let gatedLimit = "hand locked value + gated closures"
 
     static func scenario(_ n: Int) -> String { "value set N=\(sizeLabel(n))" }
 
@@ -57,6 +59,16 @@ enum ValueSet {
             let target = UncheckedSendable(value: observer)
             hand.observe { target.value.receive($0) }
         }
+
+        // (e) The owning limit with what an exact `cancel()` takes at least: each closure behind
+        // an atomic gate that a call enters and leaves (a canceller closes it and waits for a
+        // call inside), as the kit's call gate does. No cancel happens during the run.
+        let gated = GatedClosures()
+        for observer in observers {
+            let target = UncheckedSendable(value: observer)
+            gated.observe { target.value.receive($0) }
+        }
+        let gatedValue = GraphLock(opaque(0))
 
         // Each closure runs `rounds` sets and returns the nanoseconds they took. The observers'
         // totals are read before and after (outside the timer): every round must have added
@@ -116,6 +128,22 @@ enum ValueSet {
                     }
                 }
             ),
+            (
+                gatedLimit,
+                { rounds in
+                    checked(gatedLimit, rounds) {
+                        let start = monotonicNanoseconds()
+                        for _ in 0..<rounds {
+                            let handlers = gatedValue.withLock { stored in
+                                stored = value
+                                return gated.handlers
+                            }
+                            GatedClosures.call(handlers, with: value)
+                        }
+                        return monotonicNanoseconds() - start
+                    }
+                }
+            ),
         ]
 
         let contenders = timed.map { name, run in
@@ -135,6 +163,48 @@ enum ValueSet {
         for token in tokens { token.cancel() }
         for cancellable in cancellables { cancellable.cancel() }
         withExtendedLifetime((observable, subject, current, hand)) {}
+    }
+}
+
+/// Closures each behind an atomic gate that a call enters and leaves: the least a closure
+/// observer whose `cancel()` is exact (no call after it returns) costs per call.
+final class GatedClosures: @unchecked Sendable {
+    final class Gated: Sendable {
+        let gate = CallGateWord()
+        let handler: @Sendable (Int) -> Void
+
+        init(_ handler: @escaping @Sendable (Int) -> Void) {
+            self.handler = handler
+        }
+    }
+
+    private(set) var handlers: [Gated] = []
+
+    func observe(_ handler: @escaping @Sendable (Int) -> Void) {
+        handlers.append(Gated(handler))
+    }
+
+    /// Calls each open closure with `value`, entering and leaving its gate.
+    static func call(_ handlers: [Gated], with value: Int) {
+        for gated in handlers {
+            guard gated.gate.enter() else { continue }
+            gated.handler(value)
+            gated.gate.leave()
+        }
+    }
+}
+
+/// The atomic word a call enters (0 to 2) and leaves (2 to 0); a canceller would set it to 1
+/// (closed) or wait for the call inside.
+final class CallGateWord: Sendable {
+    private let word = Atomic<UInt>(0)
+
+    func enter() -> Bool {
+        word.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    func leave() {
+        _ = word.compareExchange(expected: 2, desired: 0, ordering: .acquiringAndReleasing)
     }
 }
 
