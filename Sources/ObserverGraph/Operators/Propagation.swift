@@ -23,9 +23,50 @@ final class _PropagationDomain: @unchecked Sendable {
     /// The pass a runner of this component uses when it begins here; touched only by that runner
     /// (a pass begins only at a root with no runner, when no pass of its tree is in use).
     @usableFromInline let reusablePass = _Pass()
+    /// The fast path's word (`_DomainGate`), where the OS has atomics; `nil` otherwise.
+    @usableFromInline let _gate: AnyObject?
 
     @usableFromInline
-    init() {}
+    init() {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            _gate = _DomainGate()
+        } else {
+            _gate = nil
+        }
+    }
+
+    /// Under this domain's lock, before the lock path reads or changes `runners` or the queue:
+    /// takes the fast path over, counting a fast pass running now (see `_DomainGate`).
+    @usableFromInline
+    func takeOver(_ state: inout _DomainState) {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate else { return }
+        if unsafeDowncast(gate, to: _DomainGate.self).takeOver() { state.runners += 1 }
+    }
+
+    /// Under this domain's lock, when the lock path leaves it a root with no runner and nothing
+    /// queued: fast passes may begin again.
+    @usableFromInline
+    func releaseIfIdle(_ state: _DomainState) {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate,
+            state.parent == nil, state.runners == 0, state.head == state.jobs.count
+        else { return }
+        unsafeDowncast(gate, to: _DomainGate.self).release()
+    }
+
+    /// Under this domain's lock: mirrors a root's new epoch for the fast path.
+    func mirrorEpoch(_ epoch: UInt64) {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate else { return }
+        unsafeDowncast(gate, to: _DomainGate.self).epoch.store(epoch, ordering: .releasing)
+    }
+
+    /// The end of a fast pass whose gate was taken over meanwhile: leaves as a counted runner,
+    /// through the lock path (which runs what was queued meanwhile).
+    @usableFromInline
+    func finishTakenOver(_ pass: _Pass) {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate else { return }
+        state.withLock { _ in unsafeDowncast(gate, to: _DomainGate.self).leaveCounted() }
+        runQueued(pass)
+    }
 
     /// Submits `event` of the input `node`: when no pass of its component is running, runs it at
     /// once on this thread (then what was queued meanwhile), with no job allocated; otherwise
@@ -33,7 +74,16 @@ final class _PropagationDomain: @unchecked Sendable {
     @inlinable
     static func submit<Value: Sendable>(_ node: _OperatorNode<Value>, _ event: GraphEvent<Value>) {
         let domain = node.domain
-        if domain.beginAtRoot() {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let word = domain._gate {
+            let gate = unsafeDowncast(word, to: _DomainGate.self)
+            let pass = domain.reusablePass
+            if gate.tryBegin(pass) {
+                node.emit(event, pass)
+                pass.run()
+                if !gate.tryEnd() { domain.finishTakenOver(pass) }
+                return
+            }
+        } else if domain.beginAtRoot() {
             // The usual case, with no reference counting of the domain or the pass beyond this.
             let pass = domain.reusablePass
             node.emit(event, pass)
@@ -55,6 +105,7 @@ final class _PropagationDomain: @unchecked Sendable {
     @usableFromInline
     func beginAtRoot() -> Bool {
         state.withLock { state in
+            takeOver(&state)
             guard state.parent == nil, state.runners == 0 else { return false }
             state.runners = 1
             reusablePass.epoch = state.epoch
@@ -69,6 +120,7 @@ final class _PropagationDomain: @unchecked Sendable {
         var domain = self
         while true {
             let (began, parent) = domain.state.withLock { state -> (Bool, _PropagationDomain?) in
+                domain.takeOver(&state)
                 if let parent = state.parent { return (false, parent) }
                 guard state.runners == 0 else { return (false, nil) }
                 state.runners = 1
@@ -91,6 +143,7 @@ final class _PropagationDomain: @unchecked Sendable {
         var domain = self
         while true {
             let (began, parent) = domain.state.withLock { state -> (Bool, _PropagationDomain?) in
+                domain.takeOver(&state)
                 if let parent = state.parent { return (false, parent) }
                 if first { state.pushFront(job) } else { state.jobs.append(job) }
                 guard state.runners == 0 else { return (false, nil) }
@@ -112,6 +165,7 @@ final class _PropagationDomain: @unchecked Sendable {
     func runQueued(_ pass: _Pass) {
         // The usual case first: a root, one runner, nothing queued.
         let finished = state.withLock { state -> Bool in
+            takeOver(&state)
             guard state.parent == nil, state.runners == 1, state.head == state.jobs.count else {
                 return false
             }
@@ -120,6 +174,7 @@ final class _PropagationDomain: @unchecked Sendable {
                 state.head = 0
             }
             state.runners = 0
+            releaseIfIdle(state)
             return true
         }
         if finished { return }
@@ -127,9 +182,11 @@ final class _PropagationDomain: @unchecked Sendable {
         while true {
             let (job, parent) = domain.state.withLock {
                 state -> ((@Sendable (_Pass) -> Void)?, _PropagationDomain?) in
+                domain.takeOver(&state)
                 if let parent = state.parent { return (nil, parent) }
                 guard state.runners == 1, let job = state.next() else {
                     state.runners -= 1
+                    domain.releaseIfIdle(state)
                     return (nil, nil)
                 }
                 pass.epoch = state.epoch
@@ -189,13 +246,17 @@ final class _PropagationDomain: @unchecked Sendable {
         let (low, high) = ObjectIdentifier(a) < ObjectIdentifier(b) ? (a, b) : (b, a)
         return low.state.withLock { lowState in
             high.state.withLock { highState in
+                low.takeOver(&lowState)
+                high.takeOver(&highState)
                 let lowWins = lowState.size >= highState.size
                 if lowWins {
                     _DomainState.absorb(&highState, into: &lowState, parent: low, epoch: epoch)
                 } else {
                     _DomainState.absorb(&lowState, into: &highState, parent: high, epoch: epoch)
                 }
-                return lowWins ? low : high
+                let winner = lowWins ? low : high
+                winner.mirrorEpoch(lowWins ? lowState.epoch : highState.epoch)
+                return winner
             }
         }
     }
