@@ -39,7 +39,9 @@ final class _PropagationDomain: @unchecked Sendable {
     /// takes the fast path over, counting a fast pass running now (see `_DomainGate`).
     @usableFromInline
     func takeOver(_ state: inout _DomainState) {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate else { return }
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate else {
+            return
+        }
         if unsafeDowncast(gate, to: _DomainGate.self).takeOver() { state.runners += 1 }
     }
 
@@ -55,7 +57,9 @@ final class _PropagationDomain: @unchecked Sendable {
 
     /// Under this domain's lock: mirrors a root's new epoch for the fast path.
     func mirrorEpoch(_ epoch: UInt64) {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate else { return }
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate else {
+            return
+        }
         unsafeDowncast(gate, to: _DomainGate.self).epoch.store(epoch, ordering: .releasing)
     }
 
@@ -63,7 +67,9 @@ final class _PropagationDomain: @unchecked Sendable {
     /// through the lock path (which runs what was queued meanwhile).
     @usableFromInline
     func finishTakenOver(_ pass: _Pass) {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate else { return }
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate else {
+            return
+        }
         state.withLock { _ in unsafeDowncast(gate, to: _DomainGate.self).leaveCounted() }
         runQueued(pass)
     }
