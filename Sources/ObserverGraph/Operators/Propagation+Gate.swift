@@ -42,7 +42,8 @@ final class _DomainGate: @unchecked Sendable {
     func tryBegin(_ pass: _Pass) -> Bool {
         let epoch = self.epoch.load(ordering: .acquiring)
         guard
-            word.compareExchange(expected: 0, desired: Self.running, ordering: .acquiringAndReleasing).exchanged
+            word.compareExchange(expected: 0, desired: Self.running, ordering: .acquiringAndReleasing)
+                .exchanged
         else { return false }
         pass.epoch = epoch
         return true
