@@ -7,7 +7,8 @@
 /// empty. Any other submission, from inside a pass (an observer or operator closure setting a
 /// source of the same graph) or from another thread, is queued and returns at once: no thread
 /// ever waits for another one's pass. No lock is held while a job runs operator closures or
-/// delivers to observers.
+/// delivers to observers. Where the OS has atomics, a pass of an idle component begins and ends
+/// with one atomic exchange each (`_DomainGate`); anything else takes the domain's lock.
 ///
 /// **Components merge** when an operator joins them (`combineLatest`, `merge`, a
 /// `flatMapLatest` switching to an inner source of another component): a union-find, by size,
