@@ -82,8 +82,11 @@ final class _Pass {
             }
             running.removeAll(keepingCapacity: true)
         }
-        for publication in touched { publication.publish(publication.node) }
-        touched.removeAll(keepingCapacity: true)
+        if !touched.isEmpty {
+            for publication in touched { publication.publish(publication.node) }
+            // Usually one node published: dropping it is cheaper than the general removal.
+            if touched.count == 1 { touched.removeLast() } else { touched.removeAll(keepingCapacity: true) }
+        }
         if let domain = acrossMergeDomain {
             let crossing = acrossMerge
             acrossMerge = []
