@@ -91,7 +91,12 @@ final class _ActorGate<Value: Sendable>: @unchecked Sendable {
     /// then finds `slow` and runs the mailbox).
     @usableFromInline
     func setSlow() -> Bool {
-        word.bitwiseOr(Self.slow, ordering: .acquiringAndReleasing).oldValue & Self.running != 0
+        // Usually already set while events queue up: a load, with no write to the shared word.
+        // (With `slow` set no fast call can start, so `running` read here stays true until the
+        // running call's end, which needs the lock the caller holds.)
+        let seen = word.load(ordering: .acquiring)
+        if seen & Self.slow != 0 { return seen & Self.running != 0 }
+        return word.bitwiseOr(Self.slow, ordering: .acquiringAndReleasing).oldValue & Self.running != 0
     }
 
     /// Clears `slow`, under the sink's lock, once the mailbox path is idle.
