@@ -98,6 +98,7 @@ let workloads = [
     "hand-arrayappend": "hand baseline: append n elements to an [Int], hand one ArrayChange to ten closures",
     "chain": "set an ObservableValue<Int> n times through map, filter, removeDuplicates to one observer",
     "diamond": "set an ObservableValue<Int> n times through map and map into combineLatest",
+    "actorset": "set an ObservableValue<Int> n times on the main actor, observed by one main-actor closure",
     "diff": "ArrayChangeset.diff of 0..<n against it with 0.5% deleted and 0.5% inserted, `rounds` times",
 ]
 
@@ -286,6 +287,18 @@ func measuredSection(_ f: Fixture) -> Int {
     }
     return result
 }
+
+/// The main-actor counterpart of `valueset` (counted too: its name contains measuredSection).
+@MainActor @inline(never)
+func measuredSectionOnMain(_ count: Int) -> Int {
+    let value = ObservableValue(0)
+    var sum = 0
+    let token = value.observeValues { v in sum &+= v }
+    for i in 0..<count { value.set(i) }
+    withExtendedLifetime(token) {}
+    return sum
+}
+if workload == "actorset" { blackHole(measuredSectionOnMain(n)) }
 
 let result = measuredSection(
     Fixture(

@@ -40,7 +40,7 @@ extension GraphEventSource {
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @inlinable
     final func _deliverWatched(
-        _ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: (any Actor)?, watch: _MembershipWatch
+        _ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: ObjectIdentifier?, watch: _MembershipWatch
     ) {
         watch.changedWhileDelivering = false
         watch.deliveringThread.store(_currentThreadID(), ordering: .relaxed)

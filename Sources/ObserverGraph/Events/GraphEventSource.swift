@@ -198,7 +198,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             return (sink, state.enqueue(.replay(.value(_replayValue(current)), to: sink)), sweepDue)
         }
         if sweepDue { graphNode._sweepDeadObservers() }
-        if mustDrain { _drain(drainer) }
+        if mustDrain { _drain(_identity(of: drainer)) }
         return SubscriptionToken(sink)
     }
 
@@ -241,7 +241,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             state.terminal = event
             return (true, state.enqueue(.terminate(event, sequence: state.takeSequence())))
         }
-        if mustDrain { _drain(isolation) }
+        if mustDrain { _drain(_identity(of: isolation)) }
         return accepted
     }
 
@@ -253,7 +253,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             let sequence = state.takeSequence()
             return (true, state.claimOrQueue(.value(value), sequence: sequence), sequence)
         }
-        if claimed { _deliverClaimed(.value(value), upTo: sequence, drainer: isolation) }
+        if claimed { _deliverClaimed(.value(value), upTo: sequence, drainer: _identity(of: isolation)) }
         return accepted
     }
 
@@ -302,9 +302,9 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         if mustDrain, let nested {
             nested.owesDrain = true  // the outer transaction delivers when it closes
         } else if mustDrain {
-            _deliverClaimed(.value(newValue), upTo: sequence, drainer: isolation)
+            _deliverClaimed(.value(newValue), upTo: sequence, drainer: _identity(of: isolation))
         } else if owed {
-            _drain(isolation)
+            _drain(_identity(of: isolation))
         }
         return outcome
     }
@@ -339,7 +339,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         if mustDrain, let nested {
             nested.owesDrain = true  // the outer transaction delivers when it closes
         } else if mustDrain {
-            _deliverClaimed(.value(newValue), upTo: sequence, drainer: isolation)
+            _deliverClaimed(.value(newValue), upTo: sequence, drainer: _identity(of: isolation))
         }
     }
 
@@ -369,7 +369,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         if let log = nested { return try _nestedReadModifyWrite(log, isolation: isolation, body) }
         var closed = false
         defer {  // `body` threw
-            if !closed, pipeline.withLock({ $0.close(thread) }) { _drain(isolation) }
+            if !closed, pipeline.withLock({ $0.close(thread) }) { _drain(_identity(of: isolation)) }
         }
         while true {
             let (newValue, result) = try body(current)
@@ -380,7 +380,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
                 }
                 if now.0 == version {
                     closed = true
-                    if now.2 { _drain(isolation) }
+                    if now.2 { _drain(_identity(of: isolation)) }
                     return (result, now.1)
                 }
                 (current, version, nested) = _resnapshot(thread)
@@ -466,16 +466,16 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         if mustDrain, let nested {
             nested.owesDrain = true  // the outer transaction delivers when it closes
         } else if let claimed {
-            _deliverClaimed(.value(claimed.value), upTo: claimed.sequence, drainer: isolation)
+            _deliverClaimed(.value(claimed.value), upTo: claimed.sequence, drainer: _identity(of: isolation))
         }
         return result
     }
 
     /// Delivers queued actions until the queue is empty. Only one thread drains at a time; the
-    /// others just queue. `drainer` is the isolation of the code draining (`nil` when
-    /// nonisolated): observers living on that actor are called right here.
+    /// others just queue. `drainer` is the identity of the isolation of the code draining (`nil`
+    /// when nonisolated): observers living on that actor are called right here.
     @inlinable
-    final func _drain(_ drainer: (any Actor)?) {
+    final func _drain(_ drainer: ObjectIdentifier?) {
         while let action = pipeline.withLock({ $0.next() }) {
             switch action {
             case .broadcast(let event, let sequence):
@@ -493,7 +493,8 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// Delivers the broadcast this caller claimed (see `_SourceState.claimOrQueue`), then what
     /// was queued meanwhile.
     @inlinable
-    final func _deliverClaimed(_ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: (any Actor)?) {
+    final func _deliverClaimed(_ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: ObjectIdentifier?)
+    {
         _deliver(event, upTo: sequence, drainer: drainer)
         _drain(drainer)
     }
@@ -503,7 +504,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// in the core's `broadcast`, an observer removed on this thread during the loop is not
     /// called after its removal.
     @inlinable
-    final func _deliver(_ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: (any Actor)?) {
+    final func _deliver(_ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: ObjectIdentifier?) {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let watch = _watch {
             _deliverWatched(
                 event, upTo: sequence, drainer: drainer,
@@ -529,6 +530,14 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             }
         }
     }
+}
+
+/// The identity of the actor code runs on (`nil`: nonisolated): all a delivery compares, so it
+/// is passed around instead of the actor (whose reference counting would cost atomics).
+@inlinable @inline(__always)
+func _identity(of actor: (any Actor)?) -> ObjectIdentifier? {
+    guard let actor else { return nil }
+    return ObjectIdentifier(actor)
 }
 
 /// What a nested plain set records in its transaction's log (it returns nothing).

@@ -196,10 +196,10 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         self.source = source
     }
 
-    /// Delivers `event`: now, on the sink's queue, or on its actor. `drainer` is the isolation
-    /// of the code delivering (the actor it runs on, `nil` when nonisolated).
+    /// Delivers `event`: now, on the sink's queue, or on its actor. `drainer` is the identity of
+    /// the isolation of the code delivering (the actor it runs on, `nil` when nonisolated).
     @inlinable
-    func deliver(_ event: GraphEvent<Value>, drainer: (any Actor)?) {
+    func deliver(_ event: GraphEvent<Value>, drainer: ObjectIdentifier?) {
         if let direct = _direct {
             direct(event)
             return
@@ -209,7 +209,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             deliverNow(event)
             return
         }
-        if let actorIdentity, let drainer, ObjectIdentifier(drainer) == actorIdentity {
+        if let actorIdentity, drainer == actorIdentity {
             _deliverOnActor(event)
             return
         }
