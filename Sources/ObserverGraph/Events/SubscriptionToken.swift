@@ -213,12 +213,10 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             _deliverOnActor(event)
             return
         }
-        switch mode {
-        case .nonisolated:
-            deliverNow(event)
-        case .queue(let queue):
-            queue.async { self.deliverNow(event) }
-        case .actor(let actor):
+        if actorIdentity != nil {
+            // From another thread or actor: into the mailbox. The actor itself is copied out of
+            // `mode` (a reference count, an atomic on an object the actor's thread also uses)
+            // only when a task must be started.
             let mustSchedule = state.withLock { state -> Bool in
                 guard state.handler != nil else { return false }
                 state.mailbox.append(event)
@@ -228,9 +226,18 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
                 state.scheduled = true
                 return true
             }
-            if mustSchedule {
+            if mustSchedule, case .actor(let actor) = mode {
                 Task { await self._runMailboxTask(isolation: actor) }
             }
+            return
+        }
+        switch mode {
+        case .nonisolated:
+            deliverNow(event)
+        case .queue(let queue):
+            queue.async { self.deliverNow(event) }
+        case .actor:
+            break  // handled above
         }
     }
 
