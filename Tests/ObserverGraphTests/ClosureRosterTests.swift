@@ -110,7 +110,7 @@ struct ClosureRosterTests {
 
     @Test("Seeded churn: joins, cancels, removals and sets match a model, event by event")
     func churnMatchesAModel() {
-        var random = SplitMix(seed: 0x0B5E_2024)
+        var random = SeededGenerator(seed: 0x0B5E_2024)
         for _ in 0..<20 {
             let value = ObservableValue(0)
             let log = EventLog()
@@ -196,20 +196,5 @@ struct ClosureRosterTests {
         value.set("d")
         #expect(seen == ["1 a", "1 b", "2 c", "2 d"])
         withExtendedLifetime((first, second)) {}
-    }
-}
-
-/// A small seeded generator, so that a failing churn replays exactly.
-private struct SplitMix {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -33,6 +33,30 @@ enum ArrayAppend {
         // Each observer adds the inserted index of each append: 0 + 1 + ... + (K - 1).
         let expectedGrowth = observerCount &* (k &* (k - 1) / 2)
 
+        /// The hand-written appends: a plain array, one change per append handed to each closure
+        /// (each behind an atomic gate when `gated`).
+        func appendByHand(gated: Bool) -> (elapsed: UInt64, array: [Int]) {
+            let gates = observers.map { _ in CallGateWord() }
+            let closures: [(ArrayChange<Int>) -> Void] = observers.map { observer in
+                { change in observer.receive(change.changeset.inserts.last ?? 0) }
+            }
+            var array: [Int] = []
+            let start = monotonicNanoseconds()
+            for i in 0..<k {
+                array.append(base &+ i)
+                let change = ArrayChange(array: array, changeset: ArrayChangeset(inserts: [array.count - 1]))
+                if gated {
+                    for index in closures.indices where gates[index].enter() {
+                        closures[index](change)
+                        gates[index].leave()
+                    }
+                } else {
+                    for closure in closures { closure(change) }
+                }
+            }
+            return (monotonicNanoseconds() - start, array)
+        }
+
         func checked(_ name: String, _ body: () -> (elapsed: UInt64, array: [Int])) -> [Double] {
             let before = totalOf(observers)
             let (elapsed, array) = body()
@@ -61,48 +85,10 @@ enum ArrayAppend {
                     return (elapsed, array.array)
                 }
             },
-            Contender(name: byHand) {
-                checked(byHand) {
-                    let closures: [(ArrayChange<Int>) -> Void] = observers.map { observer in
-                        { change in observer.receive(change.changeset.inserts.last ?? 0) }
-                    }
-                    var array: [Int] = []
-                    let start = monotonicNanoseconds()
-                    for i in 0..<k {
-                        array.append(base &+ i)
-                        let change = ArrayChange(
-                            array: array, changeset: ArrayChangeset(inserts: [array.count - 1]))
-                        for closure in closures { closure(change) }
-                    }
-                    let elapsed = monotonicNanoseconds() - start
-                    return (elapsed, array)
-                }
-            },
+            Contender(name: byHand) { checked(byHand) { appendByHand(gated: false) } },
             // The same with what an exact `cancel()` takes at least: each closure behind an
             // atomic gate that a call enters and leaves (see `GatedClosures`).
-            Contender(name: gatedByHand) {
-                checked(gatedByHand) {
-                    let gates = observers.map { _ in CallGateWord() }
-                    let closures: [(ArrayChange<Int>) -> Void] = observers.map { observer in
-                        { change in observer.receive(change.changeset.inserts.last ?? 0) }
-                    }
-                    var array: [Int] = []
-                    let start = monotonicNanoseconds()
-                    for i in 0..<k {
-                        array.append(base &+ i)
-                        let change = ArrayChange(
-                            array: array, changeset: ArrayChangeset(inserts: [array.count - 1]))
-                        for index in closures.indices {
-                            let gate = gates[index]
-                            guard gate.enter() else { continue }
-                            closures[index](change)
-                            gate.leave()
-                        }
-                    }
-                    let elapsed = monotonicNanoseconds() - start
-                    return (elapsed, array)
-                }
-            },
+            Contender(name: gatedByHand) { checked(gatedByHand) { appendByHand(gated: true) } },
         ]
         let stats = roundRobin(contenders, samples: plan.arrayAppendSamples, warmup: 1)
         for (contender, result) in zip(contenders, stats) {
