@@ -5,6 +5,26 @@ import Testing
 /// What a closure captures, to see when the kit releases the closure.
 private final class Captured: Sendable {}
 
+/// An actor that owns a source and observes it on itself, as a view model does.
+private actor SourceOwner {
+    let value = ObservableValue(0)
+    var token: SubscriptionToken?
+    let deinits: Counters
+
+    init(deinits: Counters) {
+        self.deinits = deinits
+    }
+
+    deinit { deinits.bump("owner") }
+
+    func start() { token = value.observeValues { _ in } }
+    func set(_ next: Int) { value.set(next) }
+    func stop() {
+        token?.cancel()
+        token = nil
+    }
+}
+
 /// An adversarial review of the lock-free paths: a source's roster and membership watch, the
 /// actor gate, the domain gate and a source's claims. Each test states a promise of those paths
 /// and checks it with exact histories, under the interleaving most likely to break it.
@@ -102,7 +122,22 @@ struct GateReviewTests {
 
     // MARK: - Actor gate
 
-    @Test("Stress: cancelled from another thread during fast calls: no call for a value sent after it returns")
+    @Test("A cancelled actor closure keeps nothing alive: its actor goes once nothing else holds it")
+    func cancelledActorClosureReleasesItsActor() async {
+        let deinits = Counters()
+        var owner: SourceOwner? = SourceOwner(deinits: deinits)
+        await owner?.start()
+        await owner?.set(1)  // a delivery: the source's roster lists the closure now
+        await owner?.stop()
+        owner = nil
+        let deadline = ContinuousClock.now + .seconds(10)
+        while deinits["owner"] == 0 && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(deinits["owner"] == 1)
+    }
+
+    @Test("Stress: cancelled on another thread during fast calls: no call for a value sent after that")
     @MainActor
     func cancelFromAnotherThreadDuringFastCalls() {
         for round in 0..<200 {
