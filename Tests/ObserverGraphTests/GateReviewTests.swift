@@ -93,6 +93,39 @@ struct GateReviewTests {
         withExtendedLifetime((a, b, joined.withLock { $0 })) {}
     }
 
+    @Test("A source released by its own observer mid-delivery ends that delivery, then finishes its streams")
+    func sourceReleasedDuringItsOwnDelivery() {
+        let log = EventLog()
+        let holder = GraphLock<EventChannel<Int>?>(EventChannel<Int>())
+        let tokens = ["a", "b"].map { name in
+            holder.withLock { $0 }?.observeNonisolated { event in
+                log.append("\(name) \(event == .value(1) ? "1" : event == .finished ? "end" : "?")")
+                if name == "a" && event == .value(1) { holder.withLock { $0 = nil } }  // the last reference
+            }
+        }
+        holder.withLock { $0 }?.send(1)
+        #expect(holder.withLock { $0 } == nil)
+        #expect(log.all == ["a 1", "b 1", "a end", "b end"])
+        withExtendedLifetime(tokens) {}
+    }
+
+    @Test("A main-actor closure removing every observer stops the later ones within the same delivery")
+    @MainActor
+    func removeAllFromAFastCall() {
+        let channel = EventChannel<Int>()
+        var log: [String] = []
+        let a = channel.observeValues { value in
+            log.append("a \(value)")
+            if value == 2 { _ = channel.removeAllObservers() }
+        }
+        let b = channel.observeValues { log.append("b \($0)") }
+        let c = channel.observeValues { log.append("c \($0)") }
+        for value in 1...3 { channel.send(value) }
+        #expect(log == ["a 1", "b 1", "c 1", "a 2"])
+        #expect(!b.isCancelled && !c.isCancelled)
+        withExtendedLifetime((a, b, c)) {}
+    }
+
     @Test("Stress: a removal on one thread stops a closure for every delivery starting after it returns")
     func removalFromAnotherThreadDuringSends() {
         for _ in 0..<200 {
