@@ -132,7 +132,10 @@ struct GateReviewTests {
             let channel = EventChannel<Int>()
             let seen = GraphLock<[Int]>([])
             let stop = GraphLock(false)
-            let token = channel.observeValuesNonisolated { received in seen.withLock { $0.append(received) } }
+            let started = DispatchSemaphore(value: 0)
+            let token = channel.observeValuesNonisolated { received in
+                if seen.withLock({ $0.append(received); return $0.count }) == 20 { started.signal() }
+            }
             let sender = BackgroundCall {
                 var next = 0
                 while !stop.withLock({ $0 }) && next < 1_000_000 {
@@ -140,8 +143,7 @@ struct GateReviewTests {
                     next += 1
                 }
             }
-            let deadline = DispatchTime.now() + 10
-            while seen.withLock({ $0.count }) < 20 && DispatchTime.now() < deadline {}
+            #expect(started.wait(timeout: .now() + 10) == .success)
             #expect(channel.removeAllObservers().count == 1)
             channel.send(-1)  // delivered after the removal: by this thread, or by the sender's
             stop.withLock { $0 = true }
