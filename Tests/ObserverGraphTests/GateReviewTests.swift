@@ -134,7 +134,11 @@ struct GateReviewTests {
             let stop = GraphLock(false)
             let started = DispatchSemaphore(value: 0)
             let token = channel.observeValuesNonisolated { received in
-                if seen.withLock({ $0.append(received); return $0.count }) == 20 { started.signal() }
+                let count = seen.withLock { seen in
+                    seen.append(received)
+                    return seen.count
+                }
+                if count == 20 { started.signal() }
             }
             let sender = BackgroundCall {
                 var next = 0
