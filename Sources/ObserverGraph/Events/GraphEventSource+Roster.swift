@@ -9,8 +9,8 @@
 /// `cancel()`, `removeObserver`, `removeAllObservers`, a sweep), so it never lists an observer
 /// the node no longer has, nor misses one it has, at the start of a delivery.
 ///
-/// Holding the sinks strongly keeps a cancelled sink (an empty shell: its closure is released
-/// by `cancel()`) alive until the next delivery reads the node again.
+/// Holding the sinks strongly keeps a cancelled sink (an empty shell: its closure and its actor
+/// are released by `cancel()`) alive until the next delivery reads the node again.
 ///
 /// Thread safety: not synchronized; only the source's delivering thread touches it.
 @usableFromInline

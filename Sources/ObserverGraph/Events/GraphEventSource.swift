@@ -481,7 +481,9 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             case .broadcast(let event, let sequence):
                 _deliver(event, upTo: sequence, drainer: drainer)
             case .replay(let event, let sink):
-                sink.deliver(event, drainer: drainer)
+                // Not to an observer that left before its first event came (`removeObserver`,
+                // `removeAllObservers`); a terminated source's late observer never joined.
+                if event.isTerminal || hasObserver(sink) { sink.deliver(event, drainer: drainer) }
             case .terminate(let event, let sequence):
                 _deliver(event, upTo: sequence, drainer: drainer)
                 removeAllObservers()

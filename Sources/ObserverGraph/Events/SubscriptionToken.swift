@@ -132,11 +132,14 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// The sequence number of the source's queue at the moment it joined: it receives the
     /// broadcasts queued after that, never the earlier ones.
     @usableFromInline let firstSequence: UInt64
-    @usableFromInline let mode: Mode
+    /// The queue of a `.queue` sink; `nil` for the other modes. (An actor sink's actor is in
+    /// `state`, released by `close()`: the source's roster may hold a closed sink for a while,
+    /// and must not keep its actor alive meanwhile.)
+    @usableFromInline let queue: DispatchQueue?
     /// For `.actor` sinks, the actor's identity; `nil` for the other modes. The delivery path
-    /// compares it with the drainer's without copying `mode` (which would retain the actor).
+    /// compares it with the drainer's without retaining the actor.
     @usableFromInline let actorIdentity: ObjectIdentifier?
-    /// `mode` is `.nonisolated`, read without copying `mode`.
+    /// The sink was made with `.nonisolated`.
     @usableFromInline let isNonisolated: Bool
     @usableFromInline let state: GraphLock<_SinkState<Value>>
     /// A nonisolated sink's call gate (`_CallGate<Value>`, where the OS has atomics): its calls
@@ -163,17 +166,21 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     ) {
         self.firstSequence = firstSequence
         _direct = direct ? handler : nil
-        self.mode = mode
+        var isolation: (any Actor)?
         switch mode {
         case .nonisolated:
             actorIdentity = nil
             isNonisolated = true
-        case .queue:
+            queue = nil
+        case .queue(let queue):
             actorIdentity = nil
             isNonisolated = false
+            self.queue = queue
         case .actor(let actor):
             actorIdentity = ObjectIdentifier(actor)
             isNonisolated = false
+            queue = nil
+            isolation = actor
         }
         if direct {
             _gate = nil
@@ -187,11 +194,11 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             let box = _Handler(handler)
             _gate = nil
             _actorGate = _ActorGate(box)
-            self.state = GraphLock(_SinkState(handler: box))
+            self.state = GraphLock(_SinkState(handler: box, actor: isolation))
         } else {
             _gate = nil
             _actorGate = nil
-            self.state = GraphLock(_SinkState(handler: _Handler(handler)))
+            self.state = GraphLock(_SinkState(handler: _Handler(handler), actor: isolation))
         }
         self.source = source
     }
@@ -204,7 +211,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             direct(event)
             return
         }
-        // The two synchronous cases first, with no copy of `mode`.
+        // The two synchronous cases first.
         if isNonisolated {
             deliverNow(event)
             return
@@ -215,29 +222,26 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         }
         if actorIdentity != nil {
             // From another thread or actor: into the mailbox. The actor itself is copied out of
-            // `mode` (a reference count, an atomic on an object the actor's thread also uses)
-            // only when a task must be started.
-            let mustSchedule = state.withLock { state -> Bool in
-                guard state.handler != nil else { return false }
+            // the state (a reference count, an atomic on an object the actor's thread also
+            // uses) only when a task must be started.
+            let scheduling = state.withLock { state -> (any Actor)? in
+                guard state.handler != nil else { return nil }
                 state.mailbox.append(event)
                 // A fast call running on the actor runs the mailbox when it ends.
-                if _markSlow() { return false }
-                guard !state.scheduled, !state.running else { return false }
+                if _markSlow() { return nil }
+                guard !state.scheduled, !state.running, let actor = state.actor else { return nil }
                 state.scheduled = true
-                return true
+                return actor
             }
-            if mustSchedule, case .actor(let actor) = mode {
+            if let actor = scheduling {
                 Task { await self._runMailboxTask(isolation: actor) }
             }
             return
         }
-        switch mode {
-        case .nonisolated:
-            deliverNow(event)
-        case .queue(let queue):
+        if let queue {
             queue.async { self.deliverNow(event) }
-        case .actor:
-            break  // handled above
+        } else {
+            deliverNow(event)
         }
     }
 
@@ -392,10 +396,12 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             releasedByGate = unsafeDowncast(gate, to: _ActorGate<Value>.self).close()
         }
         var dropped: [GraphEvent<Value>] = []
+        var actor: (any Actor)?
         while true {
             let (handler, wait) = state.withLock { state -> (_Handler<Value>?, DispatchSemaphore?) in
                 let handler = state.handler
                 state.handler = nil
+                if actor == nil { swap(&actor, &state.actor) }
                 if !state.mailbox.isEmpty { swap(&dropped, &state.mailbox) }
                 if state.running && state.deliveringThread == thread { stopsBatch = true }
                 if state.isCalling(on: thread) { return (handler, nil) }
@@ -411,7 +417,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         // Written only here, on the thread that is running the mailbox (the actor), and read by
         // that run after the closure returns: the same thread, so no lock is needed.
         if stopsBatch { _stoppedOnActor = true }
-        withExtendedLifetime((released, releasedByGate, dropped)) {}
+        withExtendedLifetime((released, releasedByGate, dropped, actor)) {}
     }
 
     /// Closes the actor gate after a terminal event, as the lock state's `handler` is: the
@@ -501,9 +507,12 @@ struct _SinkState<Value: Sendable> {
     @usableFromInline var scheduled = false
     /// Actor sinks: the mailbox is being run on the actor right now.
     @usableFromInline var running = false
+    /// Actor sinks: the actor, until the sink is closed; `nil` for the other modes.
+    @usableFromInline var actor: (any Actor)?
 
-    @usableFromInline init(handler: _Handler<Value>?) {
+    @usableFromInline init(handler: _Handler<Value>?, actor: (any Actor)? = nil) {
         self.handler = handler
+        self.actor = actor
     }
 
     /// Whether this caller releases the closure (see `releaseHandedOff`); only the first does.
