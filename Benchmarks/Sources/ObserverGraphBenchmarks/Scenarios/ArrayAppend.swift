@@ -87,7 +87,7 @@ enum ArrayAppend {
             },
             Contender(name: byHand) { checked(byHand) { appendByHand(gated: false) } },
             // The same with what an exact `cancel()` takes at least: each closure behind an
-            // atomic gate that a call enters and leaves (see `GatedClosures`).
+            // atomic gate that a call enters and leaves (see `HandGatedValue`).
             Contender(name: gatedByHand) { checked(gatedByHand) { appendByHand(gated: true) } },
         ]
         let stats = roundRobin(contenders, samples: plan.arrayAppendSamples, warmup: 1)

@@ -63,12 +63,11 @@ enum ValueSet {
         // (e) The owning limit with what an exact `cancel()` takes at least: each closure behind
         // an atomic gate that a call enters and leaves (a canceller closes it and waits for a
         // call inside), as the kit's call gate does. No cancel happens during the run.
-        let gated = GatedClosures()
+        let gated = HandGatedValue(opaque(0))
         for observer in observers {
             let target = UncheckedSendable(value: observer)
             gated.observe { target.value.receive($0) }
         }
-        let gatedValue = GraphLock(opaque(0))
 
         // Each closure runs `rounds` sets and returns the nanoseconds they took. The observers'
         // totals are read before and after (outside the timer): every round must have added
@@ -133,13 +132,7 @@ enum ValueSet {
                 { rounds in
                     checked(gatedLimit, rounds) {
                         let start = monotonicNanoseconds()
-                        for _ in 0..<rounds {
-                            let handlers = gatedValue.withLock { stored in
-                                stored = value
-                                return gated.handlers
-                            }
-                            GatedClosures.call(handlers, with: value)
-                        }
+                        for _ in 0..<rounds { gated.set(value) }
                         return monotonicNanoseconds() - start
                     }
                 }
@@ -162,34 +155,35 @@ enum ValueSet {
 
         for token in tokens { token.cancel() }
         for cancellable in cancellables { cancellable.cancel() }
-        withExtendedLifetime((observable, subject, current, hand)) {}
+        withExtendedLifetime((observable, subject, current, hand, gated)) {}
     }
 }
 
-/// Closures each behind an atomic gate that a call enters and leaves: the least a closure
-/// observer whose `cancel()` is exact (no call after it returns) costs per call.
-final class GatedClosures: @unchecked Sendable {
-    final class Gated: Sendable {
-        let gate = CallGateWord()
-        let handler: @Sendable (Int) -> Void
+/// `HandLockedValue` whose closures each sit behind an atomic gate that a call enters and
+/// leaves: the least a closure observer whose `cancel()` is exact (no call after it returns)
+/// costs per call.
+final class HandGatedValue: @unchecked Sendable {
+    private let state: GraphLock<(value: Int, handlers: [@Sendable (Int) -> Void], gates: [CallGateWord])>
 
-        init(_ handler: @escaping @Sendable (Int) -> Void) {
-            self.handler = handler
+    init(_ value: Int) {
+        state = GraphLock((value, [], []))
+    }
+
+    func observe(_ handler: @escaping @Sendable (Int) -> Void) {
+        state.withLock { state in
+            state.handlers.append(handler)
+            state.gates.append(CallGateWord())
         }
     }
 
-    private(set) var handlers: [Gated] = []
-
-    func observe(_ handler: @escaping @Sendable (Int) -> Void) {
-        handlers.append(Gated(handler))
-    }
-
-    /// Calls each open closure with `value`, entering and leaving its gate.
-    static func call(_ handlers: [Gated], with value: Int) {
-        for gated in handlers {
-            guard gated.gate.enter() else { continue }
-            gated.handler(value)
-            gated.gate.leave()
+    func set(_ value: Int) {
+        let (handlers, gates) = state.withLock { state in
+            state.value = value
+            return (state.handlers, state.gates)
+        }
+        for index in handlers.indices where gates[index].enter() {
+            handlers[index](value)
+            gates[index].leave()
         }
     }
 }
