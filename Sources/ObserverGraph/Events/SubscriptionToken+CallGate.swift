@@ -27,12 +27,18 @@ import Synchronization
 @usableFromInline
 final class _CallGate<Value: Sendable>: @unchecked Sendable {
     @usableFromInline let word = Atomic<UInt>(0)
-    @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var call: _EventSink<Value>.Handler?
+    /// The closure, in a box this gate owns (retained once, released by `release()`): a call
+    /// borrows it, with no reference count per call.
+    @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var call: Unmanaged<_Handler<Value>>?
 
     @inlinable static var closed: UInt { 1 }
 
     init(_ call: @escaping _EventSink<Value>.Handler) {
-        self.call = call
+        self.call = Unmanaged.passRetained(_Handler(call))
+    }
+
+    deinit {
+        call?.release()  // not closed before the sink went (a sink always closes first)
     }
 
     /// Calls the closure with `event` unless the gate is closed; a terminal event closes it.
@@ -48,7 +54,7 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
             // Another thread inside: not expected (one drainer per source), so wait it out
             // rather than skip the event.
         }
-        call?(event)
+        call?._withUnsafeGuaranteedRef { $0.call(event) }
         if !event.isTerminal,
             word.compareExchange(expected: me, desired: 0, ordering: .acquiringAndReleasing).exchanged
         {
@@ -131,7 +137,7 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
     func release() {
         let released = call
         call = nil
-        withExtendedLifetime(released) {}
+        released?.release()
     }
 
     /// Unregisters `waiter`; releases the closure when the call's end handed its release to
