@@ -28,14 +28,20 @@ import Synchronization
 @usableFromInline
 final class _ActorGate<Value: Sendable>: @unchecked Sendable {
     @usableFromInline let word = Atomic<UInt>(0)
-    @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var handler: _Handler<Value>?
+    /// The closure's box, retained once by the gate (a fast call borrows it, with no reference
+    /// count per call); handed to whoever releases it as a strong reference.
+    @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var handler: Unmanaged<_Handler<Value>>?
 
     @inlinable static var closed: UInt { 1 }
     @inlinable static var running: UInt { 2 }
     @inlinable static var slow: UInt { 4 }
 
     init(_ handler: _Handler<Value>) {
-        self.handler = handler
+        self.handler = Unmanaged.passRetained(handler)
+    }
+
+    deinit {
+        handler?.release()  // not closed before its sink went (a sink always closes first)
     }
 
     /// Calls the closure with `event` when the gate is idle (on the sink's actor, by the
@@ -46,7 +52,7 @@ final class _ActorGate<Value: Sendable>: @unchecked Sendable {
             word.compareExchange(expected: 0, desired: Self.running, ordering: .acquiringAndReleasing)
                 .exchanged
         else { return false }
-        handler?.call(event)
+        handler?._withUnsafeGuaranteedRef { $0.call(event) }
         if word.compareExchange(expected: Self.running, desired: 0, ordering: .acquiringAndReleasing)
             .exchanged
         {
@@ -66,7 +72,7 @@ final class _ActorGate<Value: Sendable>: @unchecked Sendable {
                 expected: seen, desired: seen | Self.closed, ordering: .acquiringAndReleasing)
             if exchanged {
                 guard seen & Self.running == 0 else { return nil }
-                let released = handler
+                let released = handler?.takeRetainedValue()
                 handler = nil
                 return released
             }
@@ -82,7 +88,7 @@ final class _ActorGate<Value: Sendable>: @unchecked Sendable {
     func endInterruptedCall() -> (released: _Handler<Value>?, queued: Bool) {
         let before = word.bitwiseAnd(~Self.running, ordering: .acquiringAndReleasing).oldValue
         guard before & Self.closed != 0 else { return (nil, before & Self.slow != 0) }
-        let released = handler
+        let released = handler?.takeRetainedValue()
         handler = nil
         return (released, false)
     }
