@@ -9,7 +9,7 @@ private final class Log: Sendable {
     var all: [String] { entries.withLock { $0 } }
 }
 
-@Suite("TestClock: a Swift Clock driven by the test", .timeLimit(.minutes(1)))
+@Suite("TestClock: a Swift Clock driven by the test", .timeLimit(.minutes(3)))
 struct TestClockTests {
     @Test("Instants: offset arithmetic, order, description")
     func instants() {

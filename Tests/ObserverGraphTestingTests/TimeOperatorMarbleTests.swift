@@ -54,7 +54,7 @@ private func expect(_ actual: String, _ expected: String, sourceLocation: Source
     #expect(actual == expected, sourceLocation: sourceLocation)
 }
 
-@Suite("Time operators as marble diagrams on a TestClock", .timeLimit(.minutes(1)))
+@Suite("Time operators as marble diagrams on a TestClock", .timeLimit(.minutes(3)))
 struct TimeOperatorMarbleTests {
     @Test("debounce: the latest value after a quiet interval; finish flushes; failure drops")
     func debounce() async throws {

@@ -81,17 +81,6 @@ func isOnMainQueue() -> Bool {
     DispatchQueue.getSpecific(key: mainQueueMark) == true
 }
 
-/// Waits on the main actor, yielding it, until `done` holds or `seconds` pass.
-@MainActor
-func waitOnMain(seconds: Double = 20, _ done: @MainActor () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !done() {
-        if ContinuousClock.now > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return true
-}
-
 /// Runs `body(i)` for `threads` background threads at once and returns when all are done.
 func onBackgroundThreads(_ threads: Int, _ body: @escaping @Sendable (Int) -> Void) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -103,7 +92,7 @@ func onBackgroundThreads(_ threads: Int, _ body: @escaping @Sendable (Int) -> Vo
     }
 }
 
-@Suite("Actors: post to isolated conformances, closures on their actor", .timeLimit(.minutes(1)))
+@Suite("Actors: post to isolated conformances, closures on their actor", .timeLimit(.minutes(3)))
 struct ActorDeliveryTests {
     @Test("post from 4 background threads reaches a @MainActor observer: all, in order, on main")
     @MainActor
@@ -121,7 +110,7 @@ struct ActorDeliveryTests {
                 results.withLock { $0.append(result) }
             }
         }
-        let arrived = await waitOnMain { viewModel.received.allSatisfy { $0.count == perThread } }
+        let arrived = await eventually { viewModel.received.allSatisfy { $0.count == perThread } }
         #expect(arrived)
         #expect(viewModel.received == Array(repeating: Array(0..<perThread), count: 4))
         #expect(viewModel.offMainActorThread == 0)
@@ -218,9 +207,9 @@ struct ActorDeliveryTests {
         #expect(viewModel.text == "6 credits")
         credits.value = 7  // a setter cannot see its caller's actor: delivered on main's next turn
         #expect(viewModel.text == "6 credits")
-        #expect(await waitOnMain { viewModel.text == "7 credits" })
+        #expect(await eventually { viewModel.text == "7 credits" })
         await onBackgroundThreads(1) { _ in credits.value = 8 }
-        #expect(await waitOnMain { viewModel.text == "8 credits" })
+        #expect(await eventually { viewModel.text == "8 credits" })
         #expect(viewModel.calls == 5)
     }
 
@@ -237,9 +226,9 @@ struct ActorDeliveryTests {
             for value in 0..<perThread { channel.send(SenderValue(sender: sender, value: value)) }
         }
         channel.finish()
-        #expect(await waitOnMain { mainSeen[0].count + mainSeen[1].count == 2 * perThread })
+        #expect(await eventually { mainSeen[0].count + mainSeen[1].count == 2 * perThread })
         #expect(mainSeen == [Array(0..<perThread), Array(0..<perThread)])
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(30)
         while await collector.terminal == 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(2))
         }
@@ -261,7 +250,7 @@ struct ActorDeliveryTests {
         await onBackgroundThreads(1) { _ in
             for value in 0..<100 { channel.send(value) }
         }
-        #expect(await waitOnMain { seen.count >= 11 })
+        #expect(await eventually { seen.count >= 11 })
         try? await Task.sleep(for: .milliseconds(20))
         #expect(seen == Array(0...10))
         #expect(token?.isCancelled == true)
@@ -327,7 +316,7 @@ struct ActorDeliveryTests {
             holder.withLock { $0 = token }
             channel.send(1)
             channel.send(2)
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(30)
             // Done when every call that started has also returned from its own cancel().
             while returned.withLock({ $0 }) == 0 || returned.withLock({ $0 }) != entered.withLock({ $0 }) {
                 #expect(ContinuousClock.now < deadline, "a self-cancel waited for its twin")

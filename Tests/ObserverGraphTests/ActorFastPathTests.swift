@@ -7,7 +7,7 @@ private final class Kept: Sendable {}
 /// A closure on the main actor fed from the main actor is called through the actor gate's fast
 /// path; these tests check that it meets the mailbox path (values from other threads), cancels
 /// and termination exactly as the lock path does.
-@Suite("Actor closures: the fast path for values sent on their own actor", .timeLimit(.minutes(1)))
+@Suite("Actor closures: the fast path for values sent on their own actor", .timeLimit(.minutes(3)))
 struct ActorFastPathTests {
     @Test("A closure that sends to its own source is not re-entered: the new values follow its return")
     @MainActor
@@ -51,7 +51,7 @@ struct ActorFastPathTests {
             if value % 500 == 0 { await Task.yield() }
         }
         await background
-        #expect(await waitOnMain { seen.count == 2 * perSender })
+        #expect(await eventually { seen.count == 2 * perSender })
         #expect(seen == reference.withLock { $0 })
         #expect(Set(seen).count == 2 * perSender)
         withExtendedLifetime((inOrder, token)) {}

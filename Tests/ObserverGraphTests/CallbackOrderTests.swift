@@ -258,7 +258,7 @@ struct CallbackOrderTests {
 
     @Test(
         "A change made on another thread during a callback waits for it, and its call returns at once",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(3)))
     func handOffToTheDeliveringThread() {
         let book = MemberBook("O", log: log)
         let first = Scripted("X", log: log)

@@ -5,7 +5,7 @@ import Testing
 /// What a closure captures, to see when the kit releases the closure.
 private final class Captured: Sendable {}
 
-@Suite("Nonisolated closures: cancel against a running call", .timeLimit(.minutes(1)))
+@Suite("Nonisolated closures: cancel against a running call", .timeLimit(.minutes(3)))
 struct ClosureCancelTests {
     @Test("A cancel from another thread returns only after the running call, with the closure released")
     func cancelWaitsForTheRunningCall() {

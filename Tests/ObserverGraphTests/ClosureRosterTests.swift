@@ -6,7 +6,7 @@ private final class Held: Sendable {}
 
 /// Closure observers are delivered from the source's own list of them, which must follow every
 /// way an observer joins or leaves the node: these tests check each one with exact histories.
-@Suite("Closure observers: every way in and out of the observer list", .timeLimit(.minutes(1)))
+@Suite("Closure observers: every way in and out of the observer list", .timeLimit(.minutes(3)))
 struct ClosureRosterTests {
     @Test("removeAllObservers() stops every closure at once; a closure that joins later gets what follows")
     func removeAllStopsEveryClosure() {

@@ -29,7 +29,7 @@ private func typecheckWithCore(_ snippet: String) throws -> (status: Int32, outp
     return (process.terminationStatus, output)
 }
 
-@Suite("Isolation: what the kit cannot honour does not compile", .timeLimit(.minutes(2)))
+@Suite("Isolation: what the kit cannot honour does not compile", .timeLimit(.minutes(3)))
 struct IsolatedConformanceCompileTests {
     @Test(
         "A main-actor-isolated conformance to GraphObserver is a compile error; the nonisolated one compiles")

@@ -5,7 +5,7 @@ import Testing
 // livelock: the inner commit made the outer attempt stale, the outer ran its body again, which
 // committed the inner change again. Each change must now be applied exactly once, and delivered.
 
-@Suite("Nested transactions on one source", .timeLimit(.minutes(1)))
+@Suite("Nested transactions on one source", .timeLimit(.minutes(3)))
 struct NestedTransactionTests {
     @Test("update inside update: both changes applied once, the inner first; observers see each once")
     func updateInsideUpdate() {

@@ -57,7 +57,7 @@ struct ObservableArrayDerivedTests {
 
     @Test(
         "A for-try-await loop over a derived array's values() ends when the source finishes",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(3)))
     func asyncLoopEnds() async throws {
         let source = ObservableArray([1, 2, 3])
         let evens = source.map { $0 * 2 }.filter { $0 > 2 }

@@ -5,7 +5,7 @@ import Testing
 // ObservableState is a value that cannot fail, so its values() is a non-throwing sequence. The
 // `for await` loops below have no `try`: they compile only because the stream cannot throw.
 
-@Suite("ObservableState: a value that cannot fail, iterated with for await", .timeLimit(.minutes(1)))
+@Suite("ObservableState: a value that cannot fail, iterated with for await", .timeLimit(.minutes(3)))
 struct ObservableStateTests {
     @Test("for await (no try) yields the current value, then every change, and ends on finish")
     func forAwaitWithoutTry() async {
@@ -34,11 +34,11 @@ struct ObservableStateTests {
         let loop = Task {
             for await _ in state.values() { started.withLock { $0 = true } }
         }
-        let observed = await waitUntil { started.withLock { $0 } && state.observers.count == 1 }
+        let observed = await eventually { started.withLock { $0 } && state.observers.count == 1 }
         #expect(observed)
         loop.cancel()
         await loop.value
-        let left = await waitUntil { state.observers.isEmpty }
+        let left = await eventually { state.observers.isEmpty }
         #expect(left)
     }
 
@@ -77,14 +77,4 @@ struct ObservableStateTests {
         #expect(onQueue.withLock { $0 } == [2, 3])
         withExtendedLifetime((tokenA, tokenB, tokenC)) {}
     }
-}
-
-/// Polls `done` (yielding) until it holds or `seconds` pass.
-private func waitUntil(seconds: Double = 10, _ done: @Sendable () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while !done() {
-        if ContinuousClock.now > deadline { return false }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return true
 }

@@ -125,7 +125,7 @@ struct OwnershipTests {
 
     @Test(
         "What the kit releases may call back into the kit: it is released with no lock held",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(3)))
     func releaseRunsWithoutLock() {
         let deinits = Counters()
         let subject = Subject("O")

@@ -4,7 +4,7 @@ import ObserverGraph
 import ObserverGraphTesting
 import Testing
 
-@Suite("Races: propagation across merges, released operators, the call gate", .timeLimit(.minutes(1)))
+@Suite("Races: propagation across merges, released operators, the call gate", .timeLimit(.minutes(3)))
 struct RaceRegressionTests {
     /// `a` and `c` are one graph (joined by `merge`), `b` another. A set of `a` is held inside
     /// `m` on a background thread; the test joins `m` with `b`, then sets `c` (queued behind the

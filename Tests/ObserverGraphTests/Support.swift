@@ -252,3 +252,19 @@ final class BackgroundCall: Sendable {
 
     func returned(within seconds: Double) -> Bool { done.wait(timeout: .now() + seconds) == .success }
 }
+
+/// Polls `condition` on the caller's actor, sleeping 1 ms between tries, until it holds or
+/// `limit` passes; returns whether it held. Each call has its own deadline, and the limit is
+/// generous: a test runner that is busy elsewhere can keep an actor from its next turn for
+/// seconds, and only a hang should fail a test.
+func eventually(
+    within limit: Duration = .seconds(30), isolation: isolated (any Actor)? = #isolation,
+    _ condition: () -> Bool
+) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while !condition() {
+        if ContinuousClock.now > deadline { return condition() }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
+}

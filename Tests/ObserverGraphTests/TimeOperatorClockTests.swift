@@ -4,7 +4,7 @@ import Testing
 
 /// Time operators on a real clock: only orders and counts are checked, never how long anything
 /// took (the deterministic timing tests run on the testing product's `TestClock`).
-@Suite("Time operators on ContinuousClock: order and completeness", .timeLimit(.minutes(1)))
+@Suite("Time operators on ContinuousClock: order and completeness", .timeLimit(.minutes(3)))
 struct TimeOperatorClockTests {
     @Test("delay on ContinuousClock keeps the order of values, then finishes")
     func delayKeepsOrder() async throws {

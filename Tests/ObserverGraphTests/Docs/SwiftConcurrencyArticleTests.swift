@@ -6,7 +6,7 @@ import Testing
 // (ObserverGraph.docc/SwiftConcurrency.md), verbatim: DocSnippetTests fails when a block of the
 // article is not found here. Its `print` calls are recorded, and checked against its comments.
 
-@Suite("Docs: Swift concurrency and actors", .timeLimit(.minutes(1)))
+@Suite("Docs: Swift concurrency and actors", .timeLimit(.minutes(3)))
 struct SwiftConcurrencyArticleTests {
     /// What the blocks print: their `print` calls resolve to this method.
     let output = EventLog()
@@ -96,7 +96,7 @@ enum SwiftConcurrencyArticle {
     }
 }
 
-@Suite("Docs: Swift concurrency and actors, on the main actor", .timeLimit(.minutes(1)))
+@Suite("Docs: Swift concurrency and actors, on the main actor", .timeLimit(.minutes(3)))
 @MainActor
 struct SwiftConcurrencyArticleMainActorTests {
     typealias CreditsViewModel = SwiftConcurrencyArticle.CreditsViewModel
@@ -112,10 +112,10 @@ struct SwiftConcurrencyArticleMainActorTests {
         #expect(model.text == "2 credits")
         credits.value = 3  // a property setter counts as nonisolated
         #expect(model.text == "2 credits")
-        await settle { model.text == "3 credits" }
+        _ = await eventually { model.text == "3 credits" }
         #expect(model.text == "3 credits")
         DispatchQueue.global().async { credits.set(4) }
-        await settle { model.text == "4 credits" }
+        _ = await eventually { model.text == "4 credits" }
         #expect(model.text == "4 credits")
     }
 
@@ -125,7 +125,7 @@ struct SwiftConcurrencyArticleMainActorTests {
         let screen = WalletScreen()
         #expect(wallet.addObserver(screen) != nil)
         DispatchQueue.global().async { wallet.spent(7) }
-        await settle { screen.text == "7 credits" }
+        _ = await eventually { screen.text == "7 credits" }
         #expect(screen.text == "7 credits")
         wallet.spent(8)  // on the main actor: delivered before spent returns
         #expect(screen.text == "8 credits")

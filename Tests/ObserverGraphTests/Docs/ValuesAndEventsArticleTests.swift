@@ -118,8 +118,7 @@ struct ValuesAndEventsArticleTests {
         let token = credits.observeValues { seen.append($0) }
         credits.value = 5
         #expect(seen == [0])
-        let deadline = ContinuousClock.now + .seconds(10)
-        while seen != [0, 5], ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
+        _ = await eventually { seen == [0, 5] }
         #expect(seen == [0, 5])
         token.cancel()
     }
