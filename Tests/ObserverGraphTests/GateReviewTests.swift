@@ -262,13 +262,15 @@ struct GateReviewTests {
         #expect(gate.waitUntilHeld())
         let joined = doubled.combineLatest(y).map { "\($0.0),\($0.1)" }
         let recorder = OperatorRecorder(joined)
-        // One component now, whose pass is held on the setter's thread: both sets queue behind it.
+        // One component now, whose pass is held on the setter's thread: the join starts after
+        // it, and both sets queue behind the join.
         y.value = 1
         x.value = 2
-        #expect(recorder.values == ["0,0"])
+        #expect(recorder.values == [])
+        #expect(joined.value == nil)
         gate.open()
         #expect(setX.returned(within: 10))
-        #expect(recorder.values == ["0,0", "2,0", "2,1", "4,1"])
+        #expect(recorder.values == ["2,0", "2,1", "4,1"])
         // The component is idle again: a set propagates at once on this thread.
         y.value = 2
         #expect(recorder.values.last == "4,2")

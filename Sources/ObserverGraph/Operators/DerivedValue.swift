@@ -88,6 +88,37 @@ public final class DerivedValue<Value: Sendable>:
         for upstream in upstreams { upstream.addObserver(self, isolation: nil) }
     }
 
+    /// Builds a node with several inputs (`combineLatest`, `merge`) at a boundary between the
+    /// propagation passes of the component joining its inputs, so that it starts from inputs
+    /// that one change has either reached all of or none of. `connect` attaches it to its inputs
+    /// inside a pass of its own, queued in that component: when no pass of it is running, it runs
+    /// on this thread before the initializer returns (the usual case); otherwise the thread
+    /// running the passes runs it next, and until then this value has no value (`value` is
+    /// `nil`) and a new observer receives nothing first. No thread waits for another.
+    @usableFromInline
+    init(
+        joining name: String, upstreams: [any GraphObservable], inputs: [any _OperatorInput],
+        replays: Bool, connect: @escaping @Sendable (_OperatorNode<Value>, _Pass) -> Void
+    ) {
+        let core = _OperatorNode<Value>(
+            rank: 1 + (inputs.lazy.map(\.rank).max() ?? 0),
+            domain: _PropagationDomain.joining(inputs.map(\.domain)), replays: replays, latest: nil,
+            terminal: nil, building: false)
+        let source = _DerivedSource<Value>(current: nil, terminal: nil, replays: replays)
+        core.links.withLock { $0.publisher = source }
+        self.core = core
+        self.source = source
+        self.upstreams = upstreams
+        self.graphDisplayName = name
+        for upstream in upstreams { upstream.addObserver(self, isolation: nil) }
+        core.domain.submit { pass in
+            // Released before its turn: no edge is made (and none is left behind if released
+            // while they are made: `onDetach` then removes each at once).
+            guard !core.links.withLock({ $0.released }) else { return }
+            connect(core, pass)
+        }
+    }
+
     /// Removes the node's edges from its inputs, which hold it strongly while this value lives.
     deinit {
         core.detachAll()
@@ -108,7 +139,9 @@ public final class DerivedValue<Value: Sendable>:
 
     /// The latest value, when this value replays one (it derives from value sources only) and
     /// one has passed (a `filter` may not have let one through yet); `nil` otherwise. It changes
-    /// as the propagation pass reaches this value, before the pass delivers to observers.
+    /// as the propagation pass reaches this value, before the pass delivers to observers. A join
+    /// (`combineLatest`, `merge`) built while a pass of its inputs' graph runs starts when that
+    /// pass ends: `nil` until then (see `combineLatest(_:)`).
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).

@@ -10,6 +10,15 @@ extension ObservableSource {
     /// source), the result computes once, after both inputs have changed: never one new input
     /// with one old. It finishes when both inputs have finished, and fails when either fails.
     ///
+    /// **Built while its inputs propagate.** The result starts between two passes of the graph
+    /// joining its inputs, so its first value, too, has both inputs either before or after one
+    /// change. Built while that graph is idle (the usual case), it has its value before this
+    /// method returns. Built while a pass runs (inside an observer or an operator closure of the
+    /// graph, or on another thread), it starts once that pass ends: until then `value` is `nil`
+    /// and a new observer receives nothing first; its observers then receive the current value.
+    /// No thread waits: the thread running the passes starts it, and a builder that finds the
+    /// graph idle runs the passes queued meanwhile, as a set does.
+    ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1) per input event; at most one result per propagation pass.
     @inlinable
@@ -19,14 +28,14 @@ extension ObservableSource {
         let (first, second) = (_operatorNode, other._operatorNode)
         let state = _OperatorCell(_Latest2<Value, Other.Value>())
         return DerivedValue(
-            "combineLatest", upstreams: [self, other], inputs: [first, second],
+            joining: "combineLatest", upstreams: [self, other], inputs: [first, second],
             replays: first.replays && second.replays
-        ) { node in
-            first.attach(node) { node, event, pass in
+        ) { node, pass in
+            first.attach(node, in: pass) { node, event, pass in
                 state.value.a.take(event)
                 _combine(node, pass, state) { $0.output }
             }
-            second.attach(node) { node, event, pass in
+            second.attach(node, in: pass) { node, event, pass in
                 state.value.b.take(event)
                 _combine(node, pass, state) { $0.output }
             }
@@ -34,7 +43,8 @@ extension ObservableSource {
     }
 
     /// The latest values of this source, `second` and `third` together, each time any changes,
-    /// once all have a value. Glitch-free and terminating as `combineLatest(_:)`.
+    /// once all have a value. Glitch-free, terminating and started (when built while its inputs
+    /// propagate) as `combineLatest(_:)`.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1) per input event; at most one result per propagation pass.
@@ -45,19 +55,19 @@ extension ObservableSource {
         let nodes = (_operatorNode, second._operatorNode, third._operatorNode)
         let state = _OperatorCell(_Latest3<Value, Second.Value, Third.Value>())
         return DerivedValue(
-            "combineLatest", upstreams: [self, second, third],
+            joining: "combineLatest", upstreams: [self, second, third],
             inputs: [nodes.0, nodes.1, nodes.2],
             replays: nodes.0.replays && nodes.1.replays && nodes.2.replays
-        ) { node in
-            nodes.0.attach(node) { node, event, pass in
+        ) { node, pass in
+            nodes.0.attach(node, in: pass) { node, event, pass in
                 state.value.a.take(event)
                 _combine(node, pass, state) { $0.output }
             }
-            nodes.1.attach(node) { node, event, pass in
+            nodes.1.attach(node, in: pass) { node, event, pass in
                 state.value.b.take(event)
                 _combine(node, pass, state) { $0.output }
             }
-            nodes.2.attach(node) { node, event, pass in
+            nodes.2.attach(node, in: pass) { node, event, pass in
                 state.value.c.take(event)
                 _combine(node, pass, state) { $0.output }
             }
@@ -67,7 +77,8 @@ extension ObservableSource {
     /// The values of this source and of `others`, interleaved as they arrive (Combine's and
     /// RxSwift's `merge`). When one change reaches several inputs, the result passes on each
     /// input's value, in the order of the inputs' ranks. It finishes when every input has
-    /// finished, and fails when any fails.
+    /// finished, and fails when any fails. Built while its inputs propagate, it starts as
+    /// `combineLatest(_:)` does: after the running pass, with each input's current value.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1) per input event.
@@ -76,11 +87,11 @@ extension ObservableSource {
         let parents = [_operatorNode] + others.map(\._operatorNode)
         let open = _OperatorCell(parents.count)
         return DerivedValue(
-            "merge", upstreams: [self] + others, inputs: parents,
+            joining: "merge", upstreams: [self] + others, inputs: parents,
             replays: parents.allSatisfy(\.replays)
-        ) { node in
+        ) { node, pass in
             for parent in parents {
-                parent.attach(node) { node, event, pass in
+                parent.attach(node, in: pass) { node, event, pass in
                     if case .finished = event {
                         open.value -= 1
                         if open.value > 0 { return }

@@ -12,7 +12,9 @@ extension ObservableSource {
     ///
     /// Glitch-free with respect to this source. An inner source that sits deeper in the operator
     /// graph than the result can make a `combineLatest` below compute twice in one pass (with
-    /// consistent inputs each time).
+    /// consistent inputs each time). A join (`combineLatest`, `merge`) that `transform` builds
+    /// from sources of the graph running the pass starts after that pass, so the result's first
+    /// value from it follows in a pass of its own.
     ///
     /// Thread safety: safe from any thread. Callbacks: `transform` (`@Sendable`), on the thread
     /// propagating the change, with no lock held.
@@ -28,7 +30,7 @@ extension ObservableSource {
         return DerivedValue(
             "flatMapLatest", upstreams: [self], inputs: [parent], replays: parent.replays
         ) { node in
-            node.detach.append { link.withLock { $0.detach() }?() }
+            node.onDetach { link.withLock { $0.detach() }?() }
             parent.attach(node) { node, event, pass in
                 switch event {
                 case .value(let value):

@@ -23,7 +23,7 @@ extension ObservableSource {
     ) -> DerivedValue<Value> {
         let parent = _operatorNode
         return DerivedValue(name, upstreams: [self], inputs: [parent], replays: parent.replays) { node in
-            node.detach.append { timer.close() }
+            node.onDetach { timer.close() }
             parent.attach(node, handle)
         }
     }

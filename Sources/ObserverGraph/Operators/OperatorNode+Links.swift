@@ -41,6 +41,10 @@ struct _NodeLinks<Value: Sendable> {
     /// Whether the derived value was ever observed: until then, it does not publish.
     @usableFromInline var observed = false
     @usableFromInline var outbox = _Outbox<Value>()
+    /// Removes this node's edges from its parents (see `_OperatorNode.detachAll`).
+    @usableFromInline var detach: [@Sendable () -> Void] = []
+    /// The owning derived value is gone (`detachAll` ran).
+    @usableFromInline var released = false
 
     @usableFromInline init(latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
         self.latest = latest

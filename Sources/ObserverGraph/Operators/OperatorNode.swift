@@ -20,9 +20,6 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     @usableFromInline let domain: _PropagationDomain
     /// A source's input: the source (kept alive by the input) and the observation feeding it.
     private var input: (source: AnyObject, token: SubscriptionToken)?
-    /// Removes this node's edges from its parents; run by `detachAll` (the owning derived value's
-    /// deinit), or at deinit for what is left.
-    @usableFromInline var detach: [@Sendable () -> Void] = []
     /// Makes the parents' edges to this node direct once it is built (used by its builder only).
     @usableFromInline var whenBuilt: [@Sendable () -> Void] = []
     /// Marked in the running pass (see `_Pass.mark`); touched only by the thread running passes.
@@ -40,16 +37,31 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     }
 
     deinit {
-        for undo in detach { undo() }
+        for undo in links.withLock({ $0.detach }) { undo() }
     }
 
     /// Removes this node's edges from its parents (their closures are released with no lock
     /// held). Called once, by the deinit of the derived value that owns this node; the node may
     /// still finish an event a pass is running on another thread, and then delivers nothing.
+    /// What is added to remove later (`onDetach`) then runs at once.
     func detachAll() {
-        let undo = detach
-        detach = []
+        let undo = links.withLock { links -> [@Sendable () -> Void] in
+            links.released = true
+            defer { links.detach = [] }
+            return links.detach
+        }
         for remove in undo { remove() }
+    }
+
+    /// Adds `undo` to what removes this node's edges (see `detachAll`); runs it at once when the
+    /// owning derived value is gone already (a join built by a queued job, see `DerivedValue`).
+    @usableFromInline
+    func onDetach(_ undo: @escaping @Sendable () -> Void) {
+        let released = links.withLock { links -> Bool in
+            if !links.released { links.detach.append(undo) }
+            return links.released
+        }
+        if released { undo() }
     }
 
     /// Adds an edge to a child and returns what the child starts from, in one critical section:
@@ -138,7 +150,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
             if direct { handle(child, event, pass) } else { child.accept(event, pass, handle) }
         }
         if !built { child.whenBuilt.append { [self] in self.makeDirect(id) } }
-        if removedAtDeinit { child.detach.append { [self] in self.disconnect(id) } }
+        if removedAtDeinit { child.onDetach { [self] in self.disconnect(id) } }
         if let latest { handle(child, .value(latest), pass) }
         if let terminal { handle(child, terminal, pass) }
         return id
@@ -229,7 +241,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         // Compares identities, never loads the weak reference: no object is released under the
         // registry's lock.
         let identity = ObjectIdentifier(node)
-        node.detach = [{ _inputRegistry.withLock { if $0[key]?.identity == identity { $0[key] = nil } } }]
+        node.onDetach { _inputRegistry.withLock { if $0[key]?.identity == identity { $0[key] = nil } } }
         let winner = _inputRegistry.withLock { registry -> AnyObject in
             if let other = registry[key]?.node { return other }
             registry[key] = _WeakNode(node: node, identity: identity)
