@@ -254,10 +254,7 @@ struct GateReviewTests {
         let x = ObservableValue(0)
         let y = ObservableValue(0)
         let gate = HoldGate(holding: 1)
-        let doubled = x.map { value in
-            gate.hold(value)
-            return value * 2
-        }
+        let doubled = x.heldMap(gate, times: 2)
         let setX = BackgroundCall { x.value = 1 }
         #expect(gate.waitUntilHeld())
         let joined = doubled.combineLatest(y).map { "\($0.0),\($0.1)" }

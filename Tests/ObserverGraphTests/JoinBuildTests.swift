@@ -11,10 +11,7 @@ struct JoinBuildTests {
         let x = ObservableValue(0)
         let gate = HoldGate(holding: 1)
         let doubled = x.map { $0 * 2 }  // runs first: it has 2 when the pass is held
-        let tripled = x.map { value in
-            gate.hold(value)
-            return value * 3
-        }
+        let tripled = x.heldMap(gate, times: 3)
         let setX = BackgroundCall { x.value = 1 }
         #expect(gate.waitUntilHeld())
         #expect(doubled.value == 2)
@@ -91,10 +88,7 @@ struct JoinBuildTests {
         let x = ObservableValue(0)
         let y = ObservableValue(0)
         let gate = HoldGate(holding: 1)
-        let doubled = x.map { value in
-            gate.hold(value)
-            return value * 2
-        }
+        let doubled = x.heldMap(gate, times: 2)
         let setX = BackgroundCall { x.value = 1 }
         #expect(gate.waitUntilHeld())
         weak var weakJoin: DerivedValue<(Int, Int)>?

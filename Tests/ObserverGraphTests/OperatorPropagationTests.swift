@@ -2,16 +2,6 @@ import Dispatch
 import ObserverGraph
 import Testing
 
-extension ObservableValue<Int> {
-    /// `map { $0 * factor }`, whose pass `gate` holds on the value it holds.
-    fileprivate func heldMap(_ gate: HoldGate, times factor: Int) -> DerivedValue<Int> {
-        map { value in
-            gate.hold(value)
-            return value * factor
-        }
-    }
-}
-
 @Suite("Propagation: one queue per connected graph, and no set ever waits for another thread")
 struct OperatorPropagationTests {
     @Test("A set while another thread runs a pass of the same graph is queued, not waited for")

@@ -239,6 +239,16 @@ final class HoldGate: Sendable {
     func open() { opened.signal() }
 }
 
+extension ObservableValue<Int> {
+    /// `map { $0 * factor }`, whose pass `gate` holds on the value it holds.
+    func heldMap(_ gate: HoldGate, times factor: Int) -> DerivedValue<Int> {
+        map { value in
+            gate.hold(value)
+            return value * factor
+        }
+    }
+}
+
 /// Runs `body` on a background thread; `returned(within:)` says whether it has returned.
 final class BackgroundCall: Sendable {
     private let done = DispatchSemaphore(value: 0)
