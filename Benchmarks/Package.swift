@@ -31,7 +31,11 @@ let package = Package(
         // One kit workload alone, for instruction profiles with valgrind's callgrind.
         .executableTarget(
             name: "ObserverGraphProfile",
-            dependencies: ["CMallocStats", .product(name: "ObserverGraph", package: kitPackage)],
+            dependencies: [
+                "CMallocStats",
+                .product(name: "ObserverGraph", package: kitPackage),
+                .product(name: "OpenCombine", package: "OpenCombine"),
+            ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         // glibc's malloc statistics, which Swift's Glibc module does not expose.

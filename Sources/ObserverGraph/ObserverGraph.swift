@@ -53,58 +53,197 @@
 #else
     #error("ObserverGraph needs a platform lock: Darwin, Glibc, Musl, Android or Windows.")
 #endif
+#if !canImport(Darwin) && !os(Windows) && canImport(Synchronization)
+    import Synchronization
+#endif
 
 // MARK: - Lock
 
-#if canImport(Darwin)
-    @usableFromInline typealias _GraphLockPrimitive = os_unfair_lock
-#elseif os(Windows)
-    @usableFromInline typealias _GraphLockPrimitive = SRWLOCK
-#else
-    @usableFromInline typealias _GraphLockPrimitive = pthread_mutex_t
-#endif
+#if canImport(Darwin) || os(Windows) || !canImport(Synchronization)
+    #if canImport(Darwin)
+        @usableFromInline typealias _GraphLockPrimitive = os_unfair_lock
+    #elseif os(Windows)
+        @usableFromInline typealias _GraphLockPrimitive = SRWLOCK
+    #else
+        @usableFromInline typealias _GraphLockPrimitive = pthread_mutex_t
+    #endif
 
-/// Storage of a `GraphLock`: the protected state and the lock in one allocation.
-@usableFromInline
-final class _GraphLockBuffer<State>: ManagedBuffer<State, _GraphLockPrimitive> {
-    deinit {
-        withUnsafeMutablePointerToElements { lock in
-            #if canImport(Darwin) || os(Windows)
-                _ = lock.deinitialize(count: 1)
+    /// Storage of a `GraphLock`: the protected state and the platform's lock in one allocation.
+    @usableFromInline
+    final class _GraphLockBuffer<State>: ManagedBuffer<State, _GraphLockPrimitive> {
+        deinit {
+            withUnsafeMutablePointerToElements { lock in
+                #if canImport(Darwin) || os(Windows)
+                    _ = lock.deinitialize(count: 1)
+                #else
+                    _ = pthread_mutex_destroy(lock)
+                #endif
+            }
+        }
+
+        /// A buffer holding `initialState`, with its lock initialized.
+        static func make(_ initialState: State) -> _GraphLockBuffer<State> {
+            let buffer = unsafeDowncast(create(minimumCapacity: 1) { _ in initialState }, to: Self.self)
+            buffer.withUnsafeMutablePointerToElements { lock in
+                #if canImport(Darwin)
+                    lock.initialize(to: os_unfair_lock())
+                #elseif os(Windows)
+                    InitializeSRWLock(lock)
+                #else
+                    // Default attributes: a plain, non-recursive mutex. It cannot fail with them.
+                    _ = pthread_mutex_init(lock, nil)
+                #endif
+            }
+            return buffer
+        }
+
+        @inlinable @inline(__always)
+        func _withLockedState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+            try withUnsafeMutablePointers { state, lock in
+                _lock(lock)
+                defer { _unlock(lock) }
+                return try body(&state.pointee)
+            }
+        }
+
+        @inlinable @inline(__always)
+        func _lock(_ lock: UnsafeMutablePointer<_GraphLockPrimitive>) {
+            #if canImport(Darwin)
+                os_unfair_lock_lock(lock)
+            #elseif os(Windows)
+                AcquireSRWLockExclusive(lock)
             #else
-                _ = pthread_mutex_destroy(lock)
+                _ = pthread_mutex_lock(lock)
             #endif
         }
+
+        @inlinable @inline(__always)
+        func _unlock(_ lock: UnsafeMutablePointer<_GraphLockPrimitive>) {
+            #if canImport(Darwin)
+                os_unfair_lock_unlock(lock)
+            #elseif os(Windows)
+                ReleaseSRWLockExclusive(lock)
+            #else
+                _ = pthread_mutex_unlock(lock)
+            #endif
+        }
+
+        func _lockUnscoped() { withUnsafeMutablePointerToElements { _lock($0) } }
+        func _unlockUnscoped() { withUnsafeMutablePointerToElements { _unlock($0) } }
+        var _stateWhileLocked: State { withUnsafeMutablePointerToHeader { $0.pointee } }
     }
-}
+#else
+    /// Storage of a `GraphLock` where the standard library has atomics but the platform has no
+    /// lock as cheap as Darwin's (Linux: a `pthread_mutex_t` costs two calls and 40 bytes): one
+    /// atomic word and the state.
+    ///
+    /// The word is 0 (free), 1 (held) or 2 (held, and a thread may be waiting). Taking a free
+    /// lock is one compare-and-exchange and releasing it one exchange, both inline. A thread
+    /// that finds it held spins briefly, then sets 2 and sleeps on a condition variable of a
+    /// process-wide table (`_GraphLockParking`, chosen by the word's address); a release that
+    /// finds 2 wakes that condition's sleepers, who compete again. A sleeper checks the word
+    /// under the table entry's mutex, which the waker also takes, so no wake-up is lost.
+    @usableFromInline
+    final class _GraphLockBuffer<State> {
+        @usableFromInline let _word = Atomic<UInt32>(0)
+        /// Read and written only while holding the lock (`_word`): no exclusivity check needed.
+        @usableFromInline @exclusivity(unchecked) var _state: State
 
-@inlinable @inline(__always)
-func _graphLock(_ lock: UnsafeMutablePointer<_GraphLockPrimitive>) {
-    #if canImport(Darwin)
-        os_unfair_lock_lock(lock)
-    #elseif os(Windows)
-        AcquireSRWLockExclusive(lock)
-    #else
-        _ = pthread_mutex_lock(lock)
-    #endif
-}
+        init(_ state: State) {
+            _state = state
+        }
 
-@inlinable @inline(__always)
-func _graphUnlock(_ lock: UnsafeMutablePointer<_GraphLockPrimitive>) {
-    #if canImport(Darwin)
-        os_unfair_lock_unlock(lock)
-    #elseif os(Windows)
-        ReleaseSRWLockExclusive(lock)
-    #else
-        _ = pthread_mutex_unlock(lock)
-    #endif
-}
+        /// A buffer holding `initialState`.
+        static func make(_ initialState: State) -> _GraphLockBuffer<State> {
+            _GraphLockBuffer(initialState)
+        }
+
+        @inlinable @inline(__always)
+        func _withLockedState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+            _lockUnscoped()
+            defer { _unlockUnscoped() }
+            return try body(&_state)
+        }
+
+        @inlinable @inline(__always)
+        func _lockUnscoped() {
+            if !_word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged {
+                _lockContended()
+            }
+        }
+
+        @inlinable @inline(__always)
+        func _unlockUnscoped() {
+            if _word.exchange(0, ordering: .releasing) == 2 { _wakeSleepers() }
+        }
+
+        var _stateWhileLocked: State { _state }
+
+        /// The lock is held: spins a little, then sleeps until a release wakes this thread.
+        @usableFromInline @inline(never)
+        func _lockContended() {
+            for _ in 0..<64 {
+                if _word.load(ordering: .relaxed) == 0,
+                    _word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged
+                {
+                    return
+                }
+            }
+            let entry = _GraphLockParking.entry(for: self)
+            // Holding it with 2 makes its release wake the sleepers; 0 means it was free.
+            while _word.exchange(2, ordering: .acquiring) != 0 {
+                pthread_mutex_lock(entry.mutex)
+                // Under the entry's mutex, which the release takes before waking: a release
+                // after this check wakes this thread; one before it left the word 0 or 1.
+                if _word.load(ordering: .relaxed) == 2 { pthread_cond_wait(entry.condition, entry.mutex) }
+                pthread_mutex_unlock(entry.mutex)
+            }
+        }
+
+        /// A release found the word at 2: wakes the threads sleeping on its table entry.
+        @usableFromInline @inline(never)
+        func _wakeSleepers() {
+            let entry = _GraphLockParking.entry(for: self)
+            pthread_mutex_lock(entry.mutex)
+            pthread_cond_broadcast(entry.condition)
+            pthread_mutex_unlock(entry.mutex)
+        }
+    }
+
+    /// Where threads wait for a contended `GraphLock`: a fixed table of mutex and condition
+    /// pairs, shared by every lock (a lock chooses one by its address), allocated once and never
+    /// freed. Sleepers of different locks on one entry are all woken and compete again.
+    @usableFromInline
+    final class _GraphLockParking: @unchecked Sendable {
+        let mutex: UnsafeMutablePointer<pthread_mutex_t>
+        let condition: UnsafeMutablePointer<pthread_cond_t>
+
+        private init() {
+            mutex = .allocate(capacity: 1)
+            condition = .allocate(capacity: 1)
+            _ = pthread_mutex_init(mutex, nil)
+            _ = pthread_cond_init(condition, nil)
+        }
+
+        private static let table: [_GraphLockParking] = (0..<64).map { _ in _GraphLockParking() }
+
+        static func entry(for lock: AnyObject) -> _GraphLockParking {
+            let address = UInt(bitPattern: ObjectIdentifier(lock))
+            return table[Int((address >> 4) % UInt(table.count))]
+        }
+    }
+#endif
 
 /// A value protected by a lock: the one lock type every layer of ObserverGraph uses.
 ///
 /// Copies of a `GraphLock` share the same state and the same lock. The lock is not recursive:
 /// do not call `withLock` on the same lock from inside its body, and do not call code you do not
 /// control (callbacks, closures, `deinit` of your objects) from inside the body.
+///
+/// The lock is the platform's cheapest: `os_unfair_lock` on Apple platforms, `SRWLOCK` on
+/// Windows, and elsewhere (Linux) one atomic word, taken and released inline, whose waiters
+/// spin briefly and then sleep until a release wakes them (like a default `pthread_mutex_t`,
+/// it is not fair and does not raise the priority of the thread holding it).
 ///
 /// Thread safety: `withLock` may be called from any thread; bodies run one at a time.
 /// Callbacks: none.
@@ -118,18 +257,7 @@ public struct GraphLock<State> {
     /// Callbacks: none.
     /// - Complexity: O(1); one allocation.
     public init(_ initialState: State) {
-        let buffer = _GraphLockBuffer<State>.create(minimumCapacity: 1) { _ in initialState }
-        _buffer = unsafeDowncast(buffer, to: _GraphLockBuffer<State>.self)
-        _buffer.withUnsafeMutablePointerToElements { lock in
-            #if canImport(Darwin)
-                lock.initialize(to: os_unfair_lock())
-            #elseif os(Windows)
-                InitializeSRWLock(lock)
-            #else
-                // Default attributes: a plain, non-recursive mutex. It cannot fail with them.
-                _ = pthread_mutex_init(lock, nil)
-            #endif
-        }
+        _buffer = .make(initialState)
     }
 
     /// Runs `body` with exclusive access to the state and returns its result.
@@ -140,11 +268,7 @@ public struct GraphLock<State> {
     /// - Complexity: O(1) plus the cost of `body`.
     @inlinable
     public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-        try _buffer.withUnsafeMutablePointers { state, lock in
-            _graphLock(lock)
-            defer { _graphUnlock(lock) }
-            return try body(&state.pointee)
-        }
+        try _buffer._withLockedState(body)
     }
 }
 
@@ -154,17 +278,17 @@ extension GraphLock {
     /// Takes the lock without a scope: for holding many locks at once (in a fixed order). Every
     /// call must be paired with `_unlockUnscoped()` on the same thread.
     func _lockUnscoped() {
-        _buffer.withUnsafeMutablePointerToElements { _graphLock($0) }
+        _buffer._lockUnscoped()
     }
 
     /// Releases a lock taken with `_lockUnscoped()`.
     func _unlockUnscoped() {
-        _buffer.withUnsafeMutablePointerToElements { _graphUnlock($0) }
+        _buffer._unlockUnscoped()
     }
 
     /// A copy of the state; only while holding the lock.
     var _stateWhileLocked: State {
-        _buffer.withUnsafeMutablePointerToHeader { $0.pointee }
+        _buffer._stateWhileLocked
     }
 }
 

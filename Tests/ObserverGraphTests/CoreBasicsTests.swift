@@ -1,3 +1,4 @@
+import Foundation
 import ObserverGraph
 import Testing
 
@@ -316,6 +317,28 @@ struct CoreBasicsTests {
             for _ in 0..<10_000 { copy.withLock { $0 += 1 } }
         }
         #expect(lock.withLock { $0 } == 40_000)
+    }
+
+    @Test("A contended GraphLock puts waiters to sleep and wakes every one of them")
+    func graphLockSleepers() {
+        // Holders pause inside their bodies now and then, long enough for the other threads to
+        // stop spinning and sleep; eight locks share the waiting table, so a release also wakes
+        // sleepers of other locks, who must go back to sleep.
+        let locks = (0..<8).map { _ in GraphLock(0) }
+        let rounds = 2_000
+        race(threads: 4) { thread in
+            for round in 0..<rounds {
+                locks[(round &* 7 &+ thread) % locks.count].withLock { count in
+                    count += 1
+                    if round % 250 == 0 { Thread.sleep(forTimeInterval: 0.002) }
+                }
+            }
+        }
+        var expected = Array(repeating: 0, count: locks.count)
+        for thread in 0..<4 {
+            for round in 0..<rounds { expected[(round * 7 + thread) % locks.count] += 1 }
+        }
+        #expect(locks.map { $0.withLock { $0 } } == expected)
     }
 }
 

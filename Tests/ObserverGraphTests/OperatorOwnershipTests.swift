@@ -62,6 +62,39 @@ struct OperatorOwnershipTests {
         #expect(deinits["tracker"] == 10)
     }
 
+    @Test("Siblings on one source: releasing the first, a middle or the last leaves the others, in order")
+    func releasingSiblings() {
+        let x = ObservableValue(0)
+        let log = GraphLock<[String]>([])
+        func sibling(_ name: String) -> (DerivedValue<String>, SubscriptionToken) {
+            let derived = x.map { "\(name)\($0)" }
+            let token = derived.observeValuesNonisolated { value in log.withLock { $0.append(value) } }
+            return (derived, token)
+        }
+        var a: (DerivedValue<String>, SubscriptionToken)? = sibling("a")
+        let b = sibling("b")
+        var c: (DerivedValue<String>, SubscriptionToken)? = sibling("c")
+        var d: (DerivedValue<String>, SubscriptionToken)? = sibling("d")
+        log.withLock { $0 = [] }
+        x.value = 1
+        a?.1.cancel()
+        a = nil  // the first edge of the source's input
+        x.value = 2
+        c?.1.cancel()
+        c = nil  // a middle one
+        x.value = 3
+        d?.1.cancel()
+        d = nil  // the last one
+        x.value = 4
+        let e = sibling("e")  // after the others
+        x.value = 5
+        #expect(
+            log.withLock { $0 } == [
+                "a1", "b1", "c1", "d1", "b2", "c2", "d2", "b3", "d3", "b4", "e4", "b5", "e5",
+            ])
+        withExtendedLifetime((b, e)) {}
+    }
+
     @Test("The source holds its derived values weakly: dropping the chain releases it at once")
     func sourceHoldsChainWeakly() {
         let deinits = Counters()

@@ -8,6 +8,7 @@
 
 import CMallocStats
 import ObserverGraph
+import OpenCombine
 
 #if canImport(Glibc)
     import Glibc
@@ -98,6 +99,7 @@ let workloads = [
     "hand-arrayappend": "hand baseline: append n elements to an [Int], hand one ArrayChange to ten closures",
     "chain": "set an ObservableValue<Int> n times through map, filter, removeDuplicates to one observer",
     "diamond": "set an ObservableValue<Int> n times through map and map into combineLatest",
+    "oc-chain": "the chain workload in OpenCombine: CurrentValueSubject, map, filter, removeDuplicates, sink",
     "actorset": "set an ObservableValue<Int> n times on the main actor, observed by one main-actor closure",
     "diff": "ArrayChangeset.diff of 0..<n against it with 0.5% deleted and 0.5% inserted, `rounds` times",
 ]
@@ -167,6 +169,14 @@ let operatorToken: SubscriptionToken? =
     default: nil
     }
 operatorSource.value = -1
+/// The chain workload's peer: the same chain in OpenCombine, built and warmed the same way.
+nonisolated(unsafe) let combineSubject = CurrentValueSubject<Int, Never>(-1)
+let combineCancellable: AnyCancellable? =
+    workload == "oc-chain"
+    ? combineSubject.map { $0 &* 3 }.filter { $0 % 2 == 0 }.removeDuplicates()
+        .sink { v in operatorSum.withLock { $0 &+= v } }
+    : nil
+combineSubject.send(-1)
 
 /// Everything the measured section works on, built before it starts.
 struct Fixture {
@@ -244,6 +254,9 @@ func measuredSection(_ f: Fixture) -> Int {
     case "chain", "diamond":
         for i in 0..<f.observers.count { operatorSource.value = i >> 1 }
         result = operatorSum.withLock { $0 }
+    case "oc-chain":
+        for i in 0..<f.observers.count { combineSubject.send(i >> 1) }
+        result = operatorSum.withLock { $0 }
     case "unsubscribe-random":
         for p in f.order where f.subject.removeObserver(f.observers[p]) != nil { result &+= 1 }
     case "subscribe-fresh":
@@ -307,4 +320,5 @@ let result = measuredSection(
 blackHole(result)
 withExtendedLifetime((observers, trackers, weaks, closures, others, fresh, trackerSideTables)) {}
 withExtendedLifetime(operatorToken) {}
+withExtendedLifetime(combineCancellable) {}
 print("\(workload) n=\(n): \(description); result \(result)")

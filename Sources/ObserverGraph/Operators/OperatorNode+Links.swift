@@ -26,12 +26,47 @@ struct _Edge<Value: Sendable>: Sendable {
     }
 }
 
+/// A node's edges, in the order they were made: the first apart, so that emitting along the
+/// usual single edge copies one closure reference and no array.
+@usableFromInline
+struct _EdgeList<Value: Sendable> {
+    /// `nil` only when there is no edge at all.
+    @usableFromInline var first: _Edge<Value>?
+    @usableFromInline var more: [_Edge<Value>] = []
+
+    @inlinable init() {}
+
+    mutating func append(_ edge: _Edge<Value>) {
+        if first == nil { first = edge } else { more.append(edge) }
+    }
+
+    /// Marks the edge `id` direct (see `_Edge.direct`).
+    mutating func makeDirect(_ id: UInt64) {
+        if var edge = first, edge.id == id {
+            edge.direct = true
+            first = edge
+        } else if let index = more.firstIndex(where: { $0.id == id }) {
+            more[index].direct = true
+        }
+    }
+
+    /// Removes the edge `id` and returns it; `nil` when there is none.
+    mutating func remove(_ id: UInt64) -> _Edge<Value>? {
+        if let edge = first, edge.id == id {
+            first = more.isEmpty ? nil : more.removeFirst()
+            return edge
+        }
+        guard let index = more.firstIndex(where: { $0.id == id }) else { return nil }
+        return more.remove(at: index)
+    }
+}
+
 /// What a node holds under its lock.
 @usableFromInline
 struct _NodeLinks<Value: Sendable> {
     @usableFromInline var latest: Value?
     @usableFromInline var terminal: GraphEvent<Value>?
-    @usableFromInline var edges: [_Edge<Value>] = []
+    @usableFromInline var edges = _EdgeList<Value>()
     @usableFromInline var nextEdge: UInt64 = 0
     /// Being built: work that arrives is buffered for the builder.
     @usableFromInline var building: Bool

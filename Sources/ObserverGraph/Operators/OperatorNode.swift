@@ -18,6 +18,9 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     @usableFromInline let links: GraphLock<_NodeLinks<Value>>
     /// The component this node belongs to (it may have been merged into another since).
     @usableFromInline let domain: _PropagationDomain
+    /// The domain's reusable pass (and fast path gate), kept here so that a source's change
+    /// reaches it with one reference (see `_PropagationDomain.submit`).
+    @usableFromInline let pass: _Pass
     /// A source's input: the source (kept alive by the input) and the observation feeding it.
     private var input: (source: AnyObject, token: SubscriptionToken)?
     /// Makes the parents' edges to this node direct once it is built (used by its builder only).
@@ -32,6 +35,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     ) {
         self.rank = rank
         self.domain = domain
+        self.pass = domain.reusablePass
         self.replays = replays
         links = GraphLock(_NodeLinks(latest: latest, terminal: terminal, building: building))
     }
@@ -80,15 +84,12 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     /// Marks the edge `id` direct: its child finished building.
     @usableFromInline func makeDirect(_ id: UInt64) {
         links.withLock { links in
-            if let index = links.edges.firstIndex(where: { $0.id == id }) { links.edges[index].direct = true }
+            links.edges.makeDirect(id)
         }
     }
 
     @usableFromInline func disconnect(_ id: UInt64) {
-        let removed = links.withLock { links -> [_Edge<Value>] in
-            guard let index = links.edges.firstIndex(where: { $0.id == id }) else { return [] }
-            return [links.edges.remove(at: index)]
-        }
+        let removed = links.withLock { $0.edges.remove(id) }
         withExtendedLifetime(removed) {}  // the operator closure is released with no lock held
     }
 
@@ -100,36 +101,46 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     /// looking up type metadata.
     @inlinable
     func emit(_ event: GraphEvent<Value>, _ pass: _Pass?) {
-        let (edges, firstInOutbox) = links.withLock { links -> ([_Edge<Value>]?, Bool) in
-            guard links.terminal == nil else { return (nil, false) }
+        let (edge, more, firstInOutbox) = links.withLock {
+            links -> (_Edge<Value>?, [_Edge<Value>]?, Bool) in
+            guard links.terminal == nil else { return (nil, nil, false) }
             switch event {
             case .value(let value): if replays { links.latest = value }
             case .finished, .failed: links.terminal = event
             }
             var first = false
-            if pass != nil, links.observed, links.publisher != nil {
+            // `observed` comes after the publisher is set, and `released` before it goes: no
+            // weak load here (one that finds it gone at `publish` delivers nothing).
+            if pass != nil, links.observed, !links.released {
                 first = links.outbox.isEmpty
                 links.outbox.append(event)
             }
-            return (links.edges, first)
+            // No array to copy (or count references of) for the usual single edge.
+            return (links.edges.first, links.edges.more.isEmpty ? nil : links.edges.more, first)
         }
         if firstInOutbox, let pass {
             // A closure capturing nothing (the node travels beside it): no allocation per pass.
             pass.touched.append(
                 _Publication(self) { unsafeDowncast($0, to: _OperatorNode<Value>.self).publish() })
         }
-        guard let edges else { return }
-        for edge in edges {
-            if let pass, edge.epoch > pass.epoch {
-                // Made by a merge since this pass began: the child may be run by another pass
-                // now, so `accept` queues the event for a pass of its own (or hands it to the
-                // child's builder, who owns the child until it is built).
-                pass.crossing = domain
-                edge.call(event, pass, false)
-                pass.crossing = nil
-            } else {
-                edge.call(event, pass, edge.direct)
-            }
+        guard let edge else { return }
+        send(event, along: edge, pass)
+        guard let more else { return }
+        for edge in more { send(event, along: edge, pass) }
+    }
+
+    /// Sends `event` along one edge (see `emit`).
+    @inlinable
+    func send(_ event: GraphEvent<Value>, along edge: _Edge<Value>, _ pass: _Pass?) {
+        if let pass, edge.epoch > pass.epoch {
+            // Made by a merge since this pass began: the child may be run by another pass now,
+            // so `accept` queues the event for a pass of its own (or hands it to the child's
+            // builder, who owns the child until it is built).
+            pass.crossing = domain
+            edge.call(event, pass, false)
+            pass.crossing = nil
+        } else {
+            edge.call(event, pass, edge.direct)
         }
     }
 

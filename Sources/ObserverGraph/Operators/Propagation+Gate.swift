@@ -19,7 +19,9 @@ import Synchronization
 /// lock path gives the component back (`release`) when it leaves a root idle: no runner, nothing
 /// queued. A merged domain (no longer a root) keeps `slow` for good.
 ///
-/// The root's epoch is mirrored in `epoch` (written under the lock). A fast pass reads it before
+/// It is the domain's reusable pass (`_PropagationDomain.reusablePass`), so that an input node
+/// holding it reaches the word and the pass with one reference. The root's epoch is mirrored in
+/// `epochMirror` (written under the lock). A fast pass reads it before
 /// it begins: a merge in between makes the exchange fail, and one before it is seen, or at
 /// worst treated as newer than the pass, whose events along the merge's edges are then queued
 /// for a pass of their own, which is always correct.
@@ -27,25 +29,25 @@ import Synchronization
 /// Thread safety: `Sendable`; atomics only.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 @usableFromInline
-final class _DomainGate: @unchecked Sendable {
+final class _DomainGate: _Pass, @unchecked Sendable {
     @usableFromInline let word = Atomic<UInt>(0)
-    @usableFromInline let epoch = Atomic<UInt64>(0)
+    @usableFromInline let epochMirror = Atomic<UInt64>(0)
 
     @inlinable static var running: UInt { 1 }
     @inlinable static var slow: UInt { 2 }
     @inlinable static var counted: UInt { 4 }
 
-    @usableFromInline init() {}
+    @usableFromInline override init() {}
 
-    /// Begins a fast pass with `pass` when the component is idle; `false` otherwise.
+    /// Begins a fast pass (this pass) when the component is idle; `false` otherwise.
     @inlinable
-    func tryBegin(_ pass: _Pass) -> Bool {
-        let epoch = self.epoch.load(ordering: .acquiring)
+    func tryBegin() -> Bool {
+        let epoch = epochMirror.load(ordering: .acquiring)
         guard
             word.compareExchange(expected: 0, desired: Self.running, ordering: .acquiringAndReleasing)
                 .exchanged
         else { return false }
-        pass.epoch = epoch
+        self.epoch = epoch
         return true
     }
 

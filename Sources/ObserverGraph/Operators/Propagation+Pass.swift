@@ -13,64 +13,69 @@ extension _OperatorNode: _Markable {}
 /// inputs (`combineLatest`) is only marked: marked nodes run in rank order once every node of
 /// lower rank is done, so each sees all of this change's inputs at once, and runs once. Then every
 /// node that emitted delivers its events to its observers, in the order the nodes first emitted.
+///
+/// Not final only so that `_DomainGate` can be one; every member is final.
 @usableFromInline
-final class _Pass {
+class _Pass {
+    /// A marked node, its rank, and what runs it.
+    typealias Mark = (rank: Int, node: any _Markable, work: () -> Void)
+
     /// Marked nodes not run yet, in the order they were marked; each runs once per pass (a node's
     /// `isMarked` says it is here). (Exclusivity is unchecked on the pass's state: only the
     /// thread running the pass uses it, one call at a time.)
-    @exclusivity(unchecked) private var marked: [(rank: Int, node: any _Markable, work: () -> Void)] = []
+    @exclusivity(unchecked) private final var marked: [Mark] = []
     /// The marks being run (kept to reuse its storage).
-    @exclusivity(unchecked) private var running: [(rank: Int, node: any _Markable, work: () -> Void)] = []
+    @exclusivity(unchecked) private final var running: [Mark] = []
     /// What delivers the events of each node that emitted some for its observers (its
     /// `publish`), in the order the nodes first emitted.
-    @exclusivity(unchecked) @usableFromInline var touched: [_Publication] = []
+    @exclusivity(unchecked) @usableFromInline final var touched: [_Publication] = []
     /// What runs once the pass has delivered (`whenDelivered`).
-    @exclusivity(unchecked) private var afterDelivery: [() -> Void] = []
+    @exclusivity(unchecked) private final var afterDelivery: [() -> Void] = []
     /// What this pass sends along edges a merge made since it began, and their component: run
     /// together in one pass of their own, queued ahead of the component's other jobs (so a node
     /// joined by the merge still sees all of this change's inputs at once, and before any change
     /// that arrived after it).
-    @exclusivity(unchecked) private var acrossMerge: [@Sendable (_Pass) -> Void] = []
-    @exclusivity(unchecked) private var acrossMergeDomain: _PropagationDomain?
+    @exclusivity(unchecked) private final var acrossMerge: [@Sendable (_Pass) -> Void] = []
+    @exclusivity(unchecked) private final var acrossMergeDomain: _PropagationDomain?
     /// Set while an event crosses an edge a merge made since this pass began: the component
     /// where `accept` queues it, unless the child is still being built.
-    @exclusivity(unchecked) @usableFromInline var crossing: _PropagationDomain?
+    @exclusivity(unchecked) @usableFromInline final var crossing: _PropagationDomain?
     /// The epoch of the component when the pass began: an edge with a newer one was made by a
     /// merge since, and what goes along it is queued (see `_PropagationDomain`).
-    @exclusivity(unchecked) @usableFromInline var epoch: UInt64 = 0
+    @exclusivity(unchecked) @usableFromInline final var epoch: UInt64 = 0
 
-    init() {}
+    @usableFromInline init() {}
 
     /// Runs `work` for `node` once, after every node of a lower rank: nothing when the node is
     /// marked already. A node marked again after it ran (an input of a higher rank emitted into
     /// it, which only a switching operator can cause) runs again.
     @inlinable
-    func mark<Value>(_ node: _OperatorNode<Value>, _ work: @autoclosure () -> () -> Void) {
+    final func mark<Value>(_ node: _OperatorNode<Value>, _ work: @autoclosure () -> () -> Void) {
         guard !node.isMarked else { return }
         node.isMarked = true
         append(node, rank: node.rank, work())
     }
 
     @usableFromInline
-    func append(_ node: any _Markable, rank: Int, _ work: @escaping () -> Void) {
+    final func append(_ node: any _Markable, rank: Int, _ work: @escaping () -> Void) {
         marked.append((rank, node, work))
     }
 
     /// Queues `work` (an event crossing an edge a merge made since this pass began) for a pass
     /// of `domain`'s component ahead of its queued jobs, with the other such events of this pass.
     @usableFromInline
-    func queueAcrossMerge(_ domain: _PropagationDomain, _ work: @escaping @Sendable (_Pass) -> Void) {
+    final func queueAcrossMerge(_ domain: _PropagationDomain, _ work: @escaping @Sendable (_Pass) -> Void) {
         acrossMerge.append(work)
         acrossMergeDomain = domain
     }
 
     /// Runs `work` after this pass has delivered to the observers of derived values.
-    func whenDelivered(_ work: @escaping () -> Void) {
+    final func whenDelivered(_ work: @escaping () -> Void) {
         afterDelivery.append(work)
     }
 
     @usableFromInline
-    func run() {
+    final func run() {
         // Runs the marks of the lowest rank, in marking order; the others wait, and marks made
         // meanwhile queue behind them.
         while let lowest = marked.lazy.map(\.rank).min() {

@@ -22,56 +22,54 @@
 final class _PropagationDomain: @unchecked Sendable {
     @usableFromInline let state = GraphLock(_DomainState())
     /// The pass a runner of this component uses when it begins here; touched only by that runner
-    /// (a pass begins only at a root with no runner, when no pass of its tree is in use).
-    @usableFromInline let reusablePass = _Pass()
-    /// The fast path's word (`_DomainGate`), where the OS has atomics; `nil` otherwise.
-    @usableFromInline let _gate: AnyObject?
+    /// (a pass begins only at a root with no runner, when no pass of its tree is in use). Where
+    /// the OS has atomics, it is a `_DomainGate`, which also holds the fast path's word.
+    @usableFromInline let reusablePass: _Pass
 
     @usableFromInline
     init() {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            _gate = _DomainGate()
+            reusablePass = _DomainGate()
         } else {
-            _gate = nil
+            reusablePass = _Pass()
         }
     }
+
+    /// The fast path's gate: `reusablePass`, which is one where the OS has atomics.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @inlinable
+    var gate: _DomainGate { unsafeDowncast(reusablePass, to: _DomainGate.self) }
 
     /// Under this domain's lock, before the lock path reads or changes `runners` or the queue:
     /// takes the fast path over, counting a fast pass running now (see `_DomainGate`).
     @usableFromInline
     func takeOver(_ state: inout _DomainState) {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate else {
-            return
-        }
-        if unsafeDowncast(gate, to: _DomainGate.self).takeOver() { state.runners += 1 }
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        if gate.takeOver() { state.runners += 1 }
     }
 
     /// Under this domain's lock, when the lock path leaves it a root with no runner and nothing
     /// queued: fast passes may begin again.
     @usableFromInline
     func releaseIfIdle(_ state: _DomainState) {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate,
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *),
             state.parent == nil, state.runners == 0, state.head == state.jobs.count
         else { return }
-        unsafeDowncast(gate, to: _DomainGate.self).release()
+        gate.release()
     }
 
     /// Under this domain's lock: mirrors a root's new epoch for the fast path.
     func mirrorEpoch(_ epoch: UInt64) {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate else {
-            return
-        }
-        unsafeDowncast(gate, to: _DomainGate.self).epoch.store(epoch, ordering: .releasing)
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        gate.epochMirror.store(epoch, ordering: .releasing)
     }
 
     /// The end of a fast pass whose gate was taken over meanwhile: leaves as a counted runner,
     /// through the lock path (which runs what was queued meanwhile).
     @usableFromInline
     func finishTakenOver(_ pass: _Pass) {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate else {
-            return
-        }
-        state.withLock { _ in unsafeDowncast(gate, to: _DomainGate.self).leaveCounted() }
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        state.withLock { _ in gate.leaveCounted() }
         runQueued(pass)
     }
 
@@ -80,24 +78,25 @@ final class _PropagationDomain: @unchecked Sendable {
     /// queues it as a job and returns.
     @inlinable
     static func submit<Value: Sendable>(_ node: _OperatorNode<Value>, _ event: GraphEvent<Value>) {
-        let domain = node.domain
-        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let word = domain._gate {
-            let gate = unsafeDowncast(word, to: _DomainGate.self)
-            let pass = domain.reusablePass
-            if gate.tryBegin(pass) {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            // The node keeps its domain's pass (the gate): one reference to count, not three.
+            let pass = node.pass
+            let gate = unsafeDowncast(pass, to: _DomainGate.self)
+            if gate.tryBegin() {
                 node.emit(event, pass)
                 pass.run()
-                if !gate.tryEnd() { domain.finishTakenOver(pass) }
+                if !gate.tryEnd() { node.domain.finishTakenOver(pass) }
                 return
             }
-        } else if domain.beginAtRoot() {
+        } else if node.domain.beginAtRoot() {
             // The usual case, with no reference counting of the domain or the pass beyond this.
-            let pass = domain.reusablePass
+            let pass = node.pass
             node.emit(event, pass)
             pass.run()
-            domain.runQueued(pass)
+            node.domain.runQueued(pass)
             return
         }
+        let domain = node.domain
         guard let (root, pass) = domain.beginIfIdle() else {
             domain.submit { pass in node.emit(event, pass) }
             return
