@@ -46,7 +46,10 @@ extension GraphEventSource {
         watch.deliveringThread.store(_currentThreadID(), ordering: .relaxed)
         defer { watch.deliveringThread.store(0, ordering: .relaxed) }
         let node = graphNode
-        if watch.stale.exchange(false, ordering: .acquiringAndReleasing) {
+        // A plain load first: the usual answer, no change, costs no atomic read-modify-write.
+        if watch.stale.load(ordering: .acquiring),
+            watch.stale.exchange(false, ordering: .acquiringAndReleasing)
+        {
             // A change after this read sets `stale` again, for the next delivery.
             let (slots, layout) = node._observerSlots()
             var dead: [_DeadEntry] = []

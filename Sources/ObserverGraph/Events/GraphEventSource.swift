@@ -36,14 +36,15 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// lock orders from one drainer to the next).
     @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) final var _roster = _SinkRoster<Value>()
     /// Where the OS has atomics, the node's report of joins and leaves (`_MembershipWatch`), so
-    /// that a delivery takes no critical section of the node; `nil` otherwise.
-    @usableFromInline final let _watch: AnyObject?
+    /// that a delivery takes no critical section of the node; `nil` otherwise. Retained once
+    /// here, released by the deinit: a delivery borrows it, with no reference count.
+    @usableFromInline final let _watch: Unmanaged<AnyObject>?
 
     init(current: Value?) {
         pipeline = GraphLock(_SourceState(current: current))
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             let watch = _MembershipWatch()
-            _watch = watch
+            _watch = Unmanaged.passRetained(watch)
             graphNode._watchObservers(watch)
         } else {
             _watch = nil
@@ -54,6 +55,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// observer (an async loop, say) waits for it forever. Nothing is draining at this point: a
     /// drain keeps its source alive.
     deinit {
+        defer { _watch?.release() }
         guard pipeline.withLock({ $0.terminal }) == nil else { return }
         broadcast(as: _EventSink<Value>.self) { $0.deliver(.finished, drainer: nil) }
     }
@@ -508,9 +510,11 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     @inlinable
     final func _deliver(_ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: ObjectIdentifier?) {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let watch = _watch {
-            _deliverWatched(
-                event, upTo: sequence, drainer: drainer,
-                watch: unsafeDowncast(watch, to: _MembershipWatch.self))
+            watch._withUnsafeGuaranteedRef {
+                _deliverWatched(
+                    event, upTo: sequence, drainer: drainer,
+                    watch: unsafeDowncast($0, to: _MembershipWatch.self))
+            }
             return
         }
         var removedOnThisThread = false

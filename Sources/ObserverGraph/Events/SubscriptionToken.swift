@@ -145,8 +145,9 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// A nonisolated sink's call gate (`_CallGate<Value>`, where the OS has atomics): its calls
     /// and `close()` meet on one atomic word instead of two critical sections per call. `nil`
     /// for the other modes, which use `state`. (Typed `AnyObject` because the gate's type needs
-    /// macOS 15 / iOS 18 and a stored property cannot.)
-    @usableFromInline let _gate: AnyObject?
+    /// macOS 15 / iOS 18 and a stored property cannot.) Retained once here, released by the
+    /// deinit: a delivery borrows it, with no reference count per call.
+    @usableFromInline let _gate: Unmanaged<AnyObject>?
     /// An actor sink's fast path (`_ActorGate<Value>`, where the OS has atomics); `nil` for the
     /// other modes.
     @usableFromInline let _actorGate: AnyObject?
@@ -187,7 +188,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             _actorGate = nil
             self.state = GraphLock(_SinkState(handler: _Handler(handler)))  // for `_isClosed`
         } else if isNonisolated, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            _gate = _CallGate(handler)
+            _gate = Unmanaged.passRetained(_CallGate(handler))
             _actorGate = nil
             self.state = GraphLock(_SinkState(handler: nil))
         } else if actorIdentity != nil, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
@@ -201,6 +202,10 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             self.state = GraphLock(_SinkState(handler: _Handler(handler), actor: isolation))
         }
         self.source = source
+    }
+
+    deinit {
+        _gate?.release()
     }
 
     /// Delivers `event`: now, on the sink's queue, or on its actor. `drainer` is the identity of
@@ -296,7 +301,9 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     @inlinable
     func deliverNow(_ event: GraphEvent<Value>) {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate {
-            unsafeDowncast(gate, to: _CallGate<Value>.self).deliver(event, sink: self)
+            gate._withUnsafeGuaranteedRef {
+                unsafeDowncast($0, to: _CallGate<Value>.self).deliver(event, sink: self)
+            }
             return
         }
         let thread = _currentThreadID()
@@ -383,7 +390,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// on its actor. Drops the closure and queued events with no lock held.
     func close() {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate {
-            unsafeDowncast(gate, to: _CallGate<Value>.self).close(sink: self)
+            gate._withUnsafeGuaranteedRef { unsafeDowncast($0, to: _CallGate<Value>.self).close(sink: self) }
             return
         }
         let thread = _currentThreadID()
@@ -476,7 +483,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
 
     var _isClosed: Bool {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate {
-            return unsafeDowncast(gate, to: _CallGate<Value>.self).isClosed
+            return gate._withUnsafeGuaranteedRef { unsafeDowncast($0, to: _CallGate<Value>.self).isClosed }
         }
         return state.withLock { $0.handler == nil }
     }
