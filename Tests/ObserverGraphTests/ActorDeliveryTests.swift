@@ -84,11 +84,19 @@ func isOnMainQueue() -> Bool {
 /// Runs `body(i)` for `threads` background threads at once and returns when all are done.
 func onBackgroundThreads(_ threads: Int, _ body: @escaping @Sendable (Int) -> Void) async {
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        let group = DispatchGroup()
+        // The last thread to finish resumes the caller (no Dispatch worker needed).
+        let left = GraphLock(threads)
         for index in 0..<threads {
-            DispatchQueue.global().async(group: group) { body(index) }
+            onNewThread {
+                body(index)
+                if left.withLock({ count -> Bool in
+                    count -= 1
+                    return count == 0
+                }) {
+                    continuation.resume()
+                }
+            }
         }
-        group.notify(queue: .global()) { continuation.resume() }
     }
 }
 
@@ -161,7 +169,7 @@ struct ActorDeliveryTests {
         // Post from another thread while the main actor stays busy (this test blocks it on
         // purpose), so the post is still queued when the observer leaves in the same turn.
         let posted = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        onNewThread {
             wallet.post(as: (any CreditsMessages).self) { $0.creditsChanged(to: 1, from: 0) }
             posted.signal()
         }

@@ -249,12 +249,22 @@ extension ObservableValue<Int> {
     }
 }
 
+/// Runs `body` on a thread of its own. Not on Dispatch's global queue: on Linux it has about one
+/// worker per core, and tests running in parallel that block (a main-actor test waiting for a
+/// background call, say) can keep every worker busy for seconds, so a body queued there may not
+/// start before a waiting test gives up.
+func onNewThread(_ body: @escaping @Sendable () -> Void) {
+    let thread = Thread { body() }
+    thread.stackSize = 1 << 20
+    thread.start()
+}
+
 /// Runs `body` on a background thread; `returned(within:)` says whether it has returned.
 final class BackgroundCall: Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     init(_ body: @escaping @Sendable () -> Void) {
-        DispatchQueue.global().async { [done] in
+        onNewThread { [done] in
             body()
             done.signal()
         }

@@ -149,8 +149,8 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// deinit: a delivery borrows it, with no reference count per call.
     @usableFromInline let _gate: Unmanaged<AnyObject>?
     /// An actor sink's fast path (`_ActorGate<Value>`, where the OS has atomics); `nil` for the
-    /// other modes.
-    @usableFromInline let _actorGate: AnyObject?
+    /// other modes. Held like `_gate`.
+    @usableFromInline let _actorGate: Unmanaged<AnyObject>?
     /// The handler of a kit-internal sink (an operator graph's input), called with no gate: the
     /// kit's handler holds what it feeds weakly, so a call that races its cancel is harmless,
     /// and it is released with the sink. `nil` for every observation a user makes.
@@ -194,7 +194,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         } else if actorIdentity != nil, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             let box = _Handler(handler)
             _gate = nil
-            _actorGate = _ActorGate(box)
+            _actorGate = Unmanaged.passRetained(_ActorGate(box))
             self.state = GraphLock(_SinkState(handler: box, actor: isolation))
         } else {
             _gate = nil
@@ -206,6 +206,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
 
     deinit {
         _gate?.release()
+        _actorGate?.release()
     }
 
     /// Delivers `event`: now, on the sink's queue, or on its actor. `drainer` is the identity of
@@ -267,7 +268,9 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     func _deliverOnActor(_ event: GraphEvent<Value>) {
         if !event.isTerminal, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *),
             let gate = _actorGate,
-            unsafeDowncast(gate, to: _ActorGate<Value>.self).callIfIdle(event, sink: self)
+            gate._withUnsafeGuaranteedRef({
+                unsafeDowncast($0, to: _ActorGate<Value>.self).callIfIdle(event, sink: self)
+            })
         {
             return
         }
@@ -399,7 +402,9 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         // An actor sink's fast path: closed at once; a fast call running now releases the
         // closure when it ends.
         var releasedByGate: _Handler<Value>?
-        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _actorGate {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *),
+            let gate = _actorGate?.takeUnretainedValue()
+        {
             releasedByGate = unsafeDowncast(gate, to: _ActorGate<Value>.self).close()
         }
         var dropped: [GraphEvent<Value>] = []
@@ -431,7 +436,9 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// closure is released once the last call returns. Runs with no lock held.
     @inlinable
     func _closeActorGate() {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _actorGate else {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *),
+            let gate = _actorGate?.takeUnretainedValue()
+        else {
             return
         }
         let released = unsafeDowncast(gate, to: _ActorGate<Value>.self).close()
@@ -442,7 +449,9 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// Returns whether a fast call is running, whose end will run the mailbox.
     @inlinable
     func _markSlow() -> Bool {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _actorGate else {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *),
+            let gate = _actorGate?.takeUnretainedValue()
+        else {
             return false
         }
         return unsafeDowncast(gate, to: _ActorGate<Value>.self).setSlow()
@@ -451,7 +460,9 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// Clears the actor gate's `slow` flag once the mailbox path is idle; under the lock.
     @inlinable
     func _clearSlow() {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _actorGate else {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *),
+            let gate = _actorGate?.takeUnretainedValue()
+        else {
             return
         }
         unsafeDowncast(gate, to: _ActorGate<Value>.self).clearSlow()
@@ -461,7 +472,9 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// closed meanwhile; runs the mailbox (on the actor, now) if events were queued meanwhile.
     @usableFromInline
     func _afterFastCall() {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _actorGate else {
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *),
+            let gate = _actorGate?.takeUnretainedValue()
+        else {
             return
         }
         let thread = _currentThreadID()
