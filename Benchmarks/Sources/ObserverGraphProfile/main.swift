@@ -9,6 +9,7 @@
 import CMallocStats
 import ObserverGraph
 import OpenCombine
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -27,6 +28,44 @@ final class Obs: GraphObserver {
 
 final class TrackingObs: GraphTrackingObserver {
     let graphNode = GraphNode()
+}
+
+/// Lets the profile's closures capture a non-Sendable observer (delivery is synchronous here).
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+}
+
+/// The benchmark's gated limit (Fixtures.swift): a locked value whose closures each sit
+/// behind an atomic gate a call enters and leaves.
+final class HandGatedValue: @unchecked Sendable {
+    final class Gate: Sendable {
+        private let word = Atomic<UInt>(0)
+        func enter() -> Bool {
+            word.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged
+        }
+        func leave() {
+            _ = word.compareExchange(expected: 2, desired: 0, ordering: .acquiringAndReleasing)
+        }
+    }
+    private let state = GraphLock<(value: Int, handlers: [@Sendable (Int) -> Void], gates: [Gate])>((0, [], []))
+
+    func observe(_ handler: @escaping @Sendable (Int) -> Void) {
+        state.withLock { state in
+            state.handlers.append(handler)
+            state.gates.append(Gate())
+        }
+    }
+
+    func set(_ value: Int) {
+        let (handlers, gates) = state.withLock { state in
+            state.value = value
+            return (state.handlers, state.gates)
+        }
+        for index in handlers.indices where gates[index].enter() {
+            handlers[index](value)
+            gates[index].leave()
+        }
+    }
 }
 
 struct Weak {
@@ -95,6 +134,8 @@ let workloads = [
     "hand-lookup": "hand-written registry: lookup n present observers",
     "steady": "steady churn: n subscribed, then `rounds` x n random unsubscribe+subscribe pairs",
     "valueset": "set an ObservableValue<Int> observed by one closure, n times",
+    "valueset-many": "set an ObservableValue<Int> observed by n closures, `rounds` times",
+    "hand-gated": "hand-written locked value with n gated closures (the benchmark's gated limit), `rounds` sets",
     "arrayappend": "append n elements to an ObservableArray<Int> observed by ten closures",
     "hand-arrayappend": "hand baseline: append n elements to an [Int], hand one ArrayChange to ten closures",
     "chain": "set an ObservableValue<Int> n times through map, filter, removeDuplicates to one observer",
@@ -224,6 +265,23 @@ func measuredSection(_ f: Fixture) -> Int {
         for i in 0..<f.observers.count { value.value = i }
         result = sum.withLock { $0 }
         withExtendedLifetime(token) {}
+    case "valueset-many":
+        let value = ObservableValue(0)
+        let tokens = f.observers.map { observer in
+            let target = UncheckedSendable(value: observer)
+            return value.observeValuesNonisolated { target.value.receive($0) }
+        }
+        for _ in 0..<f.rounds { value.value = f.value }
+        result = f.observers.reduce(0) { $0 &+ $1.total }
+        withExtendedLifetime(tokens) {}
+    case "hand-gated":
+        let gated = HandGatedValue()
+        for observer in f.observers {
+            let target = UncheckedSendable(value: observer)
+            gated.observe { target.value.receive($0) }
+        }
+        for _ in 0..<f.rounds { gated.set(f.value) }
+        result = f.observers.reduce(0) { $0 &+ $1.total }
     case "arrayappend":
         let array = ObservableArray<Int>()
         let sum = GraphLock(0)

@@ -42,7 +42,7 @@ struct _SinkRoster<Value: Sendable> {
             }
             // Other observers (added with `addObserver`, or boxed structs) get no events.
             guard bits & _SlotFlags.boxed == 0, let sink = object as? _EventSink<Value> else { continue }
-            entries.append(_RosterEntry(sink: Unmanaged.passUnretained(sink), bits: bits))
+            entries.append(_RosterEntry(sink, bits: bits))
             owners.append(sink)
         }
         self.generation = generation
@@ -51,15 +51,23 @@ struct _SinkRoster<Value: Sendable> {
     }
 }
 
-/// One closure observer of a roster: unretained (the roster's `owners` keeps it) and its
-/// registry bits (to re-check it after a removal made during the delivery).
+/// One closure observer of a roster: unretained (the roster's `owners` keeps it), its registry
+/// bits (to re-check it after a removal made during the delivery), and what a delivery to it
+/// reads first, copied out of the sink so that the loop goes from the entry straight to the
+/// closure's call gate: the sequence number it joined at and, for a nonisolated sink, the gate
+/// (which the sink keeps until its deinit).
 @usableFromInline
 struct _RosterEntry<Value: Sendable> {
     @usableFromInline let sink: Unmanaged<_EventSink<Value>>
     @usableFromInline let bits: UInt64
+    @usableFromInline let firstSequence: UInt64
+    /// The sink's `_gate` (a `_CallGate<Value>`), unretained; `nil` for the other modes.
+    @usableFromInline let gate: Unmanaged<AnyObject>?
 
-    @inlinable init(sink: Unmanaged<_EventSink<Value>>, bits: UInt64) {
-        self.sink = sink
+    @inlinable init(_ sink: _EventSink<Value>, bits: UInt64) {
+        self.sink = Unmanaged.passUnretained(sink)
         self.bits = bits
+        self.firstSequence = sink.firstSequence
+        self.gate = sink._gate
     }
 }

@@ -43,7 +43,8 @@ extension GraphEventSource {
         _ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: ObjectIdentifier?, watch: _MembershipWatch
     ) {
         watch.changedWhileDelivering = false
-        watch.deliveringThread.store(_currentThreadID(), ordering: .relaxed)
+        let thread = _currentThreadID()
+        watch.deliveringThread.store(thread, ordering: .relaxed)
         defer { watch.deliveringThread.store(0, ordering: .relaxed) }
         let node = graphNode
         // A plain load first: the usual answer, no change, costs no atomic read-modify-write.
@@ -61,8 +62,14 @@ extension GraphEventSource {
         _roster.entries.withUnsafeBufferPointer { entries in
             for entry in entries {
                 if watch.changedWhileDelivering && !node._isSubscribed(bits: entry.bits) { continue }
-                entry.sink._withUnsafeGuaranteedRef { sink in
-                    if sink.firstSequence < sequence { sink.deliver(event, drainer: drainer) }
+                guard entry.firstSequence < sequence else { continue }
+                if let gate = entry.gate {
+                    // A nonisolated closure: straight to its call gate (what `deliver` does).
+                    gate._withUnsafeGuaranteedRef {
+                        unsafeDowncast($0, to: _CallGate<Value>.self).deliver(event, sink: entry.sink, thread: thread)
+                    }
+                } else {
+                    entry.sink._withUnsafeGuaranteedRef { $0.deliver(event, drainer: drainer, thread: thread) }
                 }
             }
         }

@@ -112,9 +112,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         isolation: isolated any Actor = #isolation,
         _ handler: @escaping (Value) -> Void
     ) -> SubscriptionToken {
-        _observe(mode: .actor(isolation), drainer: isolation) { event in
-            if case .value(let value) = event { handler(value) }
-        }
+        _observe(mode: .actor(isolation), drainer: isolation, values: handler)
     }
 
     /// Observes the events of this source with a `@Sendable` closure run asynchronously on
@@ -142,9 +140,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     public func observeValues(
         on queue: DispatchQueue, _ handler: @escaping @Sendable (Value) -> Void
     ) -> SubscriptionToken {
-        _observe(mode: .queue(queue), drainer: nil) { event in
-            if case .value(let value) = event { handler(value) }
-        }
+        _observe(mode: .queue(queue), drainer: nil, values: handler)
     }
 
     /// Observes the events of this source with a `@Sendable` closure called on whichever thread
@@ -176,9 +172,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     public func observeValuesNonisolated(
         _ handler: @escaping @Sendable (Value) -> Void
     ) -> SubscriptionToken {
-        _observe(mode: .nonisolated, drainer: nil) { event in
-            if case .value(let value) = event { handler(value) }
-        }
+        _observe(mode: .nonisolated, drainer: nil, values: handler)
     }
 
     /// Joins a closure observer and queues its first event, in one critical section (no send
@@ -188,6 +182,21 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     func _observe(
         mode: _EventSink<Value>.Mode, drainer: (any Actor)?,
         _ handler: @escaping _EventSink<Value>.Handler
+    ) -> SubscriptionToken {
+        _join(mode: mode, drainer: drainer, .events(handler))
+    }
+
+    /// Joins a values-only closure observer (see `_observe(mode:drainer:_:)`): the closure is
+    /// kept as written, and the sink passes it the value of each value event.
+    @usableFromInline
+    func _observe(
+        mode: _EventSink<Value>.Mode, drainer: (any Actor)?, values handler: @escaping (Value) -> Void
+    ) -> SubscriptionToken {
+        _join(mode: mode, drainer: drainer, .values(handler))
+    }
+
+    private func _join(
+        mode: _EventSink<Value>.Mode, drainer: (any Actor)?, _ handler: _Handler<Value>.Body
     ) -> SubscriptionToken {
         let (sink, mustDrain, sweepDue) = pipeline.withLock { state in
             let sink = _EventSink(

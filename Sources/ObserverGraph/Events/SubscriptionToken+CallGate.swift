@@ -33,8 +33,8 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
 
     @inlinable static var closed: UInt { 1 }
 
-    init(_ call: @escaping _EventSink<Value>.Handler) {
-        self.call = Unmanaged.passRetained(_Handler(call))
+    init(_ call: _Handler<Value>) {
+        self.call = Unmanaged.passRetained(call)
     }
 
     deinit {
@@ -42,9 +42,11 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Calls the closure with `event` unless the gate is closed; a terminal event closes it.
+    /// `thread` is the calling thread's `_currentThreadID()`; `sink` (alive for the call: the
+    /// caller holds it) is read only when the gate closes.
     @inlinable
-    func deliver(_ event: GraphEvent<Value>, sink: _EventSink<Value>) {
-        let me = _currentThreadID() << 1
+    func deliver(_ event: GraphEvent<Value>, sink: Unmanaged<_EventSink<Value>>, thread: UInt) {
+        let me = thread << 1
         let entry = event.isTerminal ? me | 1 : me
         while true {
             let (entered, seen) = word.compareExchange(
@@ -60,11 +62,16 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
         {
             return
         }
-        // The gate closes now: after a terminal event, or because closes wait for this call (or
-        // the closure closed itself). Close it and wake
-        // the closers. One of them releases the closure, on its own thread: its deinit may cancel
-        // an observation whose call that closer is making, which must not wait for this thread.
-        // With no closer waiting, it is released here.
+        closeAfterCall(sink: sink.takeUnretainedValue())
+    }
+
+    /// The end of a call after which the gate closes: after a terminal event, or because closes
+    /// wait for this call (or the closure closed itself). Closes it and wakes the closers. One
+    /// of them releases the closure, on its own thread: its deinit may cancel an observation
+    /// whose call that closer is making, which must not wait for this thread. With no closer
+    /// waiting, it is released here. (Out of line: the usual call never comes here.)
+    @usableFromInline @inline(never)
+    func closeAfterCall(sink: _EventSink<Value>) {
         let waiters = sink.state.withLock { state -> [DispatchSemaphore] in
             word.store(Self.closed, ordering: .releasing)
             guard !state.waiters.isEmpty else { return [] }

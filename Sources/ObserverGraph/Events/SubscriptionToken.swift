@@ -162,11 +162,13 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var _stoppedOnActor = false
 
     init(
-        firstSequence: UInt64, mode: Mode, handler: @escaping Handler, source: GraphEventSource<Value>,
+        firstSequence: UInt64, mode: Mode, handler: _Handler<Value>.Body, source: GraphEventSource<Value>,
         direct: Bool = false
     ) {
         self.firstSequence = firstSequence
-        _direct = direct ? handler : nil
+        var directCall: Handler?
+        if direct, case .events(let call) = handler { directCall = call }
+        _direct = directCall
         var isolation: (any Actor)?
         switch mode {
         case .nonisolated:
@@ -183,12 +185,12 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             queue = nil
             isolation = actor
         }
-        if direct {
+        if directCall != nil {
             _gate = nil
             _actorGate = nil
             self.state = GraphLock(_SinkState(handler: _Handler(handler)))  // for `_isClosed`
         } else if isNonisolated, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            _gate = Unmanaged.passRetained(_CallGate(handler))
+            _gate = Unmanaged.passRetained(_CallGate(_Handler(handler)))
             _actorGate = nil
             self.state = GraphLock(_SinkState(handler: nil))
         } else if actorIdentity != nil, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
@@ -212,14 +214,14 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// Delivers `event`: now, on the sink's queue, or on its actor. `drainer` is the identity of
     /// the isolation of the code delivering (the actor it runs on, `nil` when nonisolated).
     @inlinable
-    func deliver(_ event: GraphEvent<Value>, drainer: ObjectIdentifier?) {
+    func deliver(_ event: GraphEvent<Value>, drainer: ObjectIdentifier?, thread: UInt = 0) {
         if let direct = _direct {
             direct(event)
             return
         }
         // The two synchronous cases first.
         if isNonisolated {
-            deliverNow(event)
+            deliverNow(event, thread: thread)
             return
         }
         if let actorIdentity, drainer == actorIdentity {
@@ -301,15 +303,19 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         _continueMailbox()
     }
 
+    /// Calls the closure now, on this thread. `thread` is this thread's `_currentThreadID()`
+    /// when the caller has it already (a broadcast reads it once for all its observers), 0
+    /// otherwise.
     @inlinable
-    func deliverNow(_ event: GraphEvent<Value>) {
+    func deliverNow(_ event: GraphEvent<Value>, thread: UInt = 0) {
+        let thread = thread != 0 ? thread : _currentThreadID()
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate {
             gate._withUnsafeGuaranteedRef {
-                unsafeDowncast($0, to: _CallGate<Value>.self).deliver(event, sink: self)
+                unsafeDowncast($0, to: _CallGate<Value>.self).deliver(
+                    event, sink: Unmanaged.passUnretained(self), thread: thread)
             }
             return
         }
-        let thread = _currentThreadID()
         let handler: _Handler<Value>? = state.withLock { state in
             guard let handler = state.handler else { return nil }
             state.beginCall(on: thread)
@@ -581,11 +587,42 @@ struct _SinkState<Value: Sendable> {
 /// A closure observer's closure, in a box: the sink hands the box (a reference) out of its
 /// critical section, and calls the closure through it. Handing the closure itself out of the
 /// generic state would re-wrap it, one allocation per call, in specialized code.
+///
+/// A values-only observer's closure is kept as written and the box picks the value out of the
+/// event: wrapping it in an event closure would add two calls to every delivery. (Two plain
+/// closures and a flag, not an enum: a call through an enum payload copies the closure, two
+/// reference counts per call.)
 @usableFromInline
 final class _Handler<Value: Sendable> {
-    @usableFromInline let call: _EventSink<Value>.Handler
+    @usableFromInline enum Body {
+        case events(_EventSink<Value>.Handler)
+        case values((Value) -> Void)
+    }
 
-    @usableFromInline init(_ call: @escaping _EventSink<Value>.Handler) {
-        self.call = call
+    @usableFromInline let events: _EventSink<Value>.Handler
+    @usableFromInline let values: (Value) -> Void
+    @usableFromInline let valuesOnly: Bool
+
+    @usableFromInline init(_ body: Body) {
+        switch body {
+        case .events(let handler):
+            events = handler
+            values = { _ in }
+            valuesOnly = false
+        case .values(let handler):
+            events = { _ in }
+            values = handler
+            valuesOnly = true
+        }
+    }
+
+    /// Calls the closure with `event` (a values-only closure with its value, if it has one).
+    @inlinable
+    func call(_ event: GraphEvent<Value>) {
+        if valuesOnly {
+            if case .value(let value) = event { values(value) }
+        } else {
+            events(event)
+        }
     }
 }
