@@ -66,10 +66,13 @@ extension GraphEventSource {
                 if let gate = entry.gate {
                     // A nonisolated closure: straight to its call gate (what `deliver` does).
                     gate._withUnsafeGuaranteedRef {
-                        unsafeDowncast($0, to: _CallGate<Value>.self).deliver(event, sink: entry.sink, thread: thread)
+                        unsafeDowncast($0, to: _CallGate<Value>.self).deliver(
+                            event, sink: entry.sink, thread: thread)
                     }
                 } else {
-                    entry.sink._withUnsafeGuaranteedRef { $0.deliver(event, drainer: drainer, thread: thread) }
+                    entry.sink._withUnsafeGuaranteedRef {
+                        $0.deliver(event, drainer: drainer, thread: thread)
+                    }
                 }
             }
         }

@@ -238,7 +238,8 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         // input then receives exactly the changes that follow.
         let (sink, sweepDue) = source.pipeline.withLock { state in
             let sink = _EventSink<Value>(
-                firstSequence: state.takeSequence(), mode: .nonisolated, handler: .events(handler), source: source,
+                firstSequence: state.takeSequence(), mode: .nonisolated, handler: .events(handler),
+                source: source,
                 direct: true)
             node.links.withLock { links in
                 links.latest = state.current.map { source._replayValue($0) }
