@@ -19,8 +19,11 @@ struct _SinkRoster<Value: Sendable> {
     @usableFromInline var generation: UInt?
     /// Keeps the sinks listed in `entries` alive.
     @usableFromInline var owners: ContiguousArray<_EventSink<Value>> = []
-    /// The sinks, unretained (`owners` keeps them), with their registry bits.
-    @usableFromInline var entries: ContiguousArray<_RosterEntry<Value>> = []
+    /// The sinks, unretained (`owners` keeps them), with their registry bits, in storage the
+    /// roster allocates and frees (`read`, `clear`; the source's deinit clears it): a delivery
+    /// loops over them through a plain pointer, where an array would count a reference on its
+    /// buffer for every delivery.
+    @usableFromInline var entries = UnsafeMutableBufferPointer<_RosterEntry<Value>>(start: nil, count: 0)
 
     @inlinable init() {}
 
@@ -45,9 +48,21 @@ struct _SinkRoster<Value: Sendable> {
             entries.append(_RosterEntry(sink, bits: bits))
             owners.append(sink)
         }
+        let storage = UnsafeMutableBufferPointer<_RosterEntry<Value>>.allocate(capacity: entries.count)
+        _ = storage.initialize(fromContentsOf: entries)
+        self.entries.deallocate()  // trivial entries: nothing to deinitialize
+        self.entries = storage
         self.generation = generation
         self.owners = owners  // the sinks of the previous read are released here, no lock held
-        self.entries = entries
+    }
+
+    /// Empties the roster and frees its entries' storage.
+    @inlinable
+    mutating func clear() {
+        entries.deallocate()
+        entries = UnsafeMutableBufferPointer(start: nil, count: 0)
+        generation = nil
+        owners = []
     }
 }
 

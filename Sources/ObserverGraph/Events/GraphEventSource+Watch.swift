@@ -58,21 +58,22 @@ extension GraphEventSource {
             if !dead.isEmpty { node._dropDead(dead, layout: layout) }
         }
         // The roster keeps the sinks alive for the whole loop: only the drainer replaces it,
-        // and a closure never makes this thread drain this source again (it queues).
-        _roster.entries.withUnsafeBufferPointer { entries in
-            for entry in entries {
-                if watch.changedWhileDelivering && !node._isSubscribed(bits: entry.bits) { continue }
-                guard entry.firstSequence < sequence else { continue }
-                if let gate = entry.gate {
-                    // A nonisolated closure: straight to its call gate (what `deliver` does).
-                    gate._withUnsafeGuaranteedRef {
-                        unsafeDowncast($0, to: _CallGate<Value>.self).deliver(
-                            event, sink: entry.sink, thread: thread)
-                    }
-                } else {
-                    entry.sink._withUnsafeGuaranteedRef {
-                        $0.deliver(event, drainer: drainer, thread: thread)
-                    }
+        // and a closure never makes this thread drain this source again (it queues). Its
+        // entries are read through a plain pointer: no reference count per delivery.
+        for entry in _roster.entries {
+            if watch.changedWhileDelivering && !node._isSubscribed(bits: entry.bits) { continue }
+            guard entry.firstSequence < sequence else { continue }
+            if let gate = entry.gate {
+                // A nonisolated closure: straight to its call gate (what `deliver` does).
+                gate._withUnsafeGuaranteedRef {
+                    unsafeDowncast($0, to: _CallGate<Value>.self).deliver(
+                        event, sink: entry.sink, thread: thread)
+                }
+            } else {
+                // Out of line: the actor and queue paths would make every delivery's frame
+                // larger.
+                entry.sink._withUnsafeGuaranteedRef {
+                    $0._deliverOutOfLine(event, drainer: drainer, thread: thread)
                 }
             }
         }

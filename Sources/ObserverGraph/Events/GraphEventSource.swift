@@ -55,7 +55,10 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// observer (an async loop, say) waits for it forever. Nothing is draining at this point: a
     /// drain keeps its source alive.
     deinit {
-        defer { _watch?.release() }
+        defer {
+            _watch?.release()
+            _roster.clear()  // the entries' storage
+        }
         guard pipeline.withLock({ $0.terminal }) == nil else { return }
         broadcast(as: _EventSink<Value>.self) { $0.deliver(.finished, drainer: nil) }
     }
@@ -178,7 +181,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// Joins a closure observer and queues its first event, in one critical section (no send
     /// can slip between them). The callbacks this fires are the kit's own (no-ops); the sweep for
     /// deallocated observers, which may release objects, runs after unlocking.
-    @usableFromInline
+    @inlinable
     func _observe(
         mode: _EventSink<Value>.Mode, drainer: (any Actor)?,
         _ handler: @escaping _EventSink<Value>.Handler
@@ -188,14 +191,17 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
 
     /// Joins a values-only closure observer (see `_observe(mode:drainer:_:)`): the closure is
     /// kept as written, and the sink passes it the value of each value event.
-    @usableFromInline
+    @inlinable
     func _observe(
         mode: _EventSink<Value>.Mode, drainer: (any Actor)?, values handler: @escaping (Value) -> Void
     ) -> SubscriptionToken {
         _join(mode: mode, drainer: drainer, .values(handler))
     }
 
-    private func _join(
+    /// Inlinable so that it is specialized for the value type in the observing module: the
+    /// generic version looks up about 30 generic types per call.
+    @inlinable
+    final func _join(
         mode: _EventSink<Value>.Mode, drainer: (any Actor)?, _ handler: _Handler<Value>.Body
     ) -> SubscriptionToken {
         let (sink, mustDrain, sweepDue) = pipeline.withLock { state in
@@ -270,6 +276,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
 
     /// What a new observer receives first, given the current value. Arrays override it (a new
     /// observer gets the whole array as inserts). Runs under the lock: no user code.
+    @usableFromInline
     func _replayValue(_ current: Value) -> Value {
         current
     }
@@ -498,7 +505,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             case .terminate(let event, let sequence):
                 _deliver(event, upTo: sequence, drainer: drainer)
                 removeAllObservers()
-                _roster = _SinkRoster()
+                _roster.clear()
             }
         }
     }
@@ -535,8 +542,8 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             defer { node._endBroadcast(flag, layout: layout, dead: dead) }
             // The roster keeps the sinks alive for the whole loop: only the drainer replaces it,
             // and a closure never makes this thread drain this source again (it queues).
-            _roster.entries.withUnsafeBufferPointer { entries in
-                for entry in entries {
+            do {
+                for entry in _roster.entries {
                     if flag.pointee && !node._isSubscribed(bits: entry.bits) { continue }
                     entry.sink._withUnsafeGuaranteedRef { sink in
                         if sink.firstSequence < sequence { sink.deliver(event, drainer: drainer) }

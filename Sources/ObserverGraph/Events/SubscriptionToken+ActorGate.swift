@@ -36,6 +36,7 @@ final class _ActorGate<Value: Sendable>: @unchecked Sendable {
     @inlinable static var running: UInt { 2 }
     @inlinable static var slow: UInt { 4 }
 
+    @inlinable
     init(_ handler: _Handler<Value>) {
         self.handler = Unmanaged.passRetained(handler)
     }

@@ -33,6 +33,7 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
 
     @inlinable static var closed: UInt { 1 }
 
+    @inlinable
     init(_ call: _Handler<Value>) {
         self.call = Unmanaged.passRetained(call)
     }

@@ -17,6 +17,7 @@ import Dispatch
 public final class SubscriptionToken: Sendable {
     private let target: any _SubscriptionTarget
 
+    @usableFromInline
     init(_ target: any _SubscriptionTarget) {
         self.target = target
     }
@@ -102,6 +103,7 @@ public final class TokenBag: Sendable {
 }
 
 /// What a token cancels.
+@usableFromInline
 protocol _SubscriptionTarget: AnyObject, Sendable {
     func _cancel()
     var _isClosed: Bool { get }
@@ -156,11 +158,13 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// and it is released with the sink. `nil` for every observation a user makes.
     @usableFromInline let _direct: Handler?
     // Written once, in init; read from any thread.
-    private weak var source: GraphEventSource<Value>?
+    @usableFromInline weak var source: GraphEventSource<Value>?
     /// Set by a cancel made from inside the closure while the actor runs the mailbox; touched
     /// only on that actor's running thread (see `close()`).
     @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var _stoppedOnActor = false
 
+    /// Inlinable so that it is specialized with its source's `_join`.
+    @inlinable
     init(
         firstSequence: UInt64, mode: Mode, handler: _Handler<Value>.Body, source: GraphEventSource<Value>,
         direct: Bool = false
@@ -251,6 +255,13 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         } else {
             deliverNow(event)
         }
+    }
+
+    /// `deliver(_:drainer:thread:)`, never inlined: for a broadcast loop, whose every other
+    /// observer goes straight to its call gate.
+    @usableFromInline @inline(never)
+    func _deliverOutOfLine(_ event: GraphEvent<Value>, drainer: ObjectIdentifier?, thread: UInt) {
+        deliver(event, drainer: drainer, thread: thread)
     }
 
     /// What delivering on the actor starts with.
@@ -495,11 +506,13 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         if mustRun { _continueMailbox() }
     }
 
+    @usableFromInline
     func _cancel() {
         close()
         source?.removeObserver(self)
     }
 
+    @usableFromInline
     var _isClosed: Bool {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate {
             return gate._withUnsafeGuaranteedRef { unsafeDowncast($0, to: _CallGate<Value>.self).isClosed }

@@ -11,6 +11,7 @@ final class _KeepAliveTarget: _SubscriptionTarget {
         self.owner = GraphLock(owner)
     }
 
+    @usableFromInline
     func _cancel() {
         token.cancel()
         let released = owner.withLock { owner in
@@ -20,6 +21,7 @@ final class _KeepAliveTarget: _SubscriptionTarget {
         withExtendedLifetime(released) {}
     }
 
+    @usableFromInline
     var _isClosed: Bool {
         token.isCancelled
     }
