@@ -22,6 +22,7 @@ let package = Package(
         .executableTarget(
             name: "ObserverGraphBenchmarks",
             dependencies: [
+                "Baselines",
                 "CMallocStats",
                 .product(name: "ObserverGraph", package: kitPackage),
                 .product(name: "OpenCombine", package: "OpenCombine"),
@@ -32,6 +33,7 @@ let package = Package(
         .executableTarget(
             name: "ObserverGraphProfile",
             dependencies: [
+                "Baselines",
                 "CMallocStats",
                 .product(name: "ObserverGraph", package: kitPackage),
                 .product(name: "OpenCombine", package: "OpenCombine"),
@@ -40,6 +42,11 @@ let package = Package(
         ),
         // glibc's malloc statistics, which Swift's Glibc module does not expose.
         .target(name: "CMallocStats"),
+        .target(
+            name: "Baselines",
+            dependencies: [.product(name: "ObserverGraph", package: kitPackage)],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -6,10 +6,10 @@
 // Only `measuredSection` (and what it calls) is counted, not the set-up. See README.md,
 // "Profiling", for the whole recipe (valgrind needs a copy without DWARF 5 debug info).
 
+import Baselines
 import CMallocStats
 import ObserverGraph
 import OpenCombine
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -33,39 +33,6 @@ final class TrackingObs: GraphTrackingObserver {
 /// Lets the profile's closures capture a non-Sendable observer (delivery is synchronous here).
 struct UncheckedSendable<Value>: @unchecked Sendable {
     let value: Value
-}
-
-/// The benchmark's gated limit (Fixtures.swift): a locked value whose closures each sit
-/// behind an atomic gate a call enters and leaves.
-final class HandGatedValue: @unchecked Sendable {
-    final class Gate: Sendable {
-        private let word = Atomic<UInt>(0)
-        func enter() -> Bool {
-            word.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged
-        }
-        func leave() {
-            _ = word.compareExchange(expected: 2, desired: 0, ordering: .acquiringAndReleasing)
-        }
-    }
-    private let state = GraphLock<(value: Int, handlers: [@Sendable (Int) -> Void], gates: [Gate])>((0, [], []))
-
-    func observe(_ handler: @escaping @Sendable (Int) -> Void) {
-        state.withLock { state in
-            state.handlers.append(handler)
-            state.gates.append(Gate())
-        }
-    }
-
-    func set(_ value: Int) {
-        let (handlers, gates) = state.withLock { state in
-            state.value = value
-            return (state.handlers, state.gates)
-        }
-        for index in handlers.indices where gates[index].enter() {
-            handlers[index](value)
-            gates[index].leave()
-        }
-    }
 }
 
 struct Weak {

@@ -8,6 +8,7 @@
 // handed to a loop over 10 closures that do the same thing to the same observers. The
 // difference is the kit's machinery: lock, ordered delivery queue, closure observers.
 
+import Baselines
 import ObserverGraph
 
 enum ArrayAppend {

@@ -7,9 +7,9 @@
 // queue per source, a closure observer per `observeValues`), so the kit row's ratio is the
 // price of that layer, and the OpenCombine row's ratio sits on the same base.
 
+import Baselines
 import ObserverGraph
 import OpenCombine
-import Synchronization
 
 enum ValueSet {
     static let family = ScenarioFamily(
@@ -156,49 +156,6 @@ enum ValueSet {
         for token in tokens { token.cancel() }
         for cancellable in cancellables { cancellable.cancel() }
         withExtendedLifetime((observable, subject, current, hand, gated)) {}
-    }
-}
-
-/// `HandLockedValue` whose closures each sit behind an atomic gate that a call enters and
-/// leaves: the least a closure observer whose `cancel()` is exact (no call after it returns)
-/// costs per call.
-final class HandGatedValue: @unchecked Sendable {
-    private let state: GraphLock<(value: Int, handlers: [@Sendable (Int) -> Void], gates: [CallGateWord])>
-
-    init(_ value: Int) {
-        state = GraphLock((value, [], []))
-    }
-
-    func observe(_ handler: @escaping @Sendable (Int) -> Void) {
-        state.withLock { state in
-            state.handlers.append(handler)
-            state.gates.append(CallGateWord())
-        }
-    }
-
-    func set(_ value: Int) {
-        let (handlers, gates) = state.withLock { state in
-            state.value = value
-            return (state.handlers, state.gates)
-        }
-        for index in handlers.indices where gates[index].enter() {
-            handlers[index](value)
-            gates[index].leave()
-        }
-    }
-}
-
-/// The atomic word a call enters (0 to 2) and leaves (2 to 0); a canceller would set it to 1
-/// (closed) or wait for the call inside.
-final class CallGateWord: Sendable {
-    private let word = Atomic<UInt>(0)
-
-    func enter() -> Bool {
-        word.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged
-    }
-
-    func leave() {
-        _ = word.compareExchange(expected: 2, desired: 0, ordering: .acquiringAndReleasing)
     }
 }
 
