@@ -10,9 +10,12 @@ import Synchronization
 /// which it re-checks each remaining observer, as the core's `broadcast` does. A removal made by
 /// another thread during the loop takes effect at the next delivery, as in the core.
 ///
-/// Thread safety: `Sendable`. `stale` and `deliveringThread` are atomics;
+/// It also holds the source's drain word (`drain`), so that a drain that delivered everything
+/// ends without taking the source's lock again.
+///
+/// Thread safety: `Sendable`. `stale`, `deliveringThread` and `drain` are atomics;
 /// `changedWhileDelivering` is written by a change made on the delivering thread and read by
-/// that thread's delivery only (drainers hand over through the source's lock).
+/// that thread's delivery only (drainers hand over through `drain`).
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 @usableFromInline
 final class _MembershipWatch: _RegistryWatcher, @unchecked Sendable {
@@ -22,8 +25,59 @@ final class _MembershipWatch: _RegistryWatcher, @unchecked Sendable {
     @usableFromInline let deliveringThread = Atomic<UInt>(0)
     /// The delivering thread changed the observers during its delivery.
     @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var changedWhileDelivering = false
+    /// Who delivers the source's queue: `idle` (nobody; the queue is empty), `drained` (a
+    /// drainer runs and nothing waits for it) or `queued` (a drainer runs and must look at the
+    /// queue before it stops). Written under the source's lock, except by the drainer that ends
+    /// its drain from `drained` (`endDrainWithoutLock`); acquire and release order one drainer's
+    /// work before the next one's.
+    @usableFromInline let drain = Atomic<UInt8>(_DrainWord.idle)
 
     @usableFromInline init() {}
+
+    /// Under the source's lock: makes the caller the drainer if nobody drains (`true`; `queued`:
+    /// the caller put its first action in the queue), or else tells the drainer to look at the
+    /// queue, where the caller puts its action (`false`).
+    /// - Complexity: O(1); one atomic read-modify-write at most, none when nobody drains.
+    @inlinable
+    func startDrain(queued: Bool) -> Bool {
+        var word = drain.load(ordering: .acquiring)
+        while true {
+            if word == _DrainWord.idle {
+                // Nobody writes the word without the lock while it is idle.
+                drain.store(queued ? _DrainWord.queued : _DrainWord.drained, ordering: .relaxed)
+                return true
+            }
+            if word == _DrainWord.queued { return false }
+            let (exchanged, original) = drain.compareExchange(
+                expected: _DrainWord.drained, desired: _DrainWord.queued, ordering: .acquiringAndReleasing)
+            if exchanged { return false }
+            word = original  // the drainer ended meanwhile: start again
+        }
+    }
+
+    /// The drainer, under the source's lock, took the last queued action (see
+    /// `_SourceState.queueEmptied`).
+    /// - Complexity: O(1).
+    @inlinable
+    func queueEmptied() {
+        drain.store(_DrainWord.drained, ordering: .relaxed)  // read under the lock, or by the drainer
+    }
+
+    /// The drainer, under the source's lock, found the queue empty: the drain ends.
+    /// - Complexity: O(1).
+    @inlinable
+    func endDrain() {
+        drain.store(_DrainWord.idle, ordering: .releasing)
+    }
+
+    /// The drainer, without the lock: ends the drain if nothing was queued since it emptied the
+    /// queue (`true`); otherwise (`false`) it must take the lock and look at the queue.
+    /// - Complexity: O(1); one atomic read-modify-write.
+    @inlinable
+    func endDrainWithoutLock() -> Bool {
+        drain.compareExchange(expected: _DrainWord.drained, desired: _DrainWord.idle, ordering: .releasing)
+            .exchanged
+    }
 
     @usableFromInline
     func registryChanged() {
@@ -32,6 +86,14 @@ final class _MembershipWatch: _RegistryWatcher, @unchecked Sendable {
         let delivering = deliveringThread.load(ordering: .relaxed)
         if delivering != 0 && delivering == _currentThreadID() { changedWhileDelivering = true }
     }
+}
+
+/// The values of `_MembershipWatch.drain`.
+@usableFromInline
+enum _DrainWord {
+    @inlinable static var idle: UInt8 { 0 }
+    @inlinable static var drained: UInt8 { 1 }
+    @inlinable static var queued: UInt8 { 2 }
 }
 
 extension GraphEventSource {

@@ -41,7 +41,6 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     @usableFromInline final let _watch: Unmanaged<AnyObject>?
 
     init(current: Value?) {
-        pipeline = GraphLock(_SourceState(current: current))
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
             let watch = _MembershipWatch()
             _watch = Unmanaged.passRetained(watch)
@@ -49,6 +48,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         } else {
             _watch = nil
         }
+        pipeline = GraphLock(_SourceState(current: current, drainWord: _watch))
     }
 
     /// A source that goes away without terminating ends its streams with `.finished`, so that no
@@ -494,6 +494,26 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// when nonisolated): observers living on that actor are called right here.
     @inlinable
     final func _drain(_ drainer: ObjectIdentifier?) {
+        if _endDrainWithoutLock() { return }
+        _drainQueue(drainer)
+    }
+
+    /// The usual end of a drain, where the OS has atomics: nothing was queued while this
+    /// drainer delivered, so it stops without taking the lock again (`true`).
+    @inlinable
+    final func _endDrainWithoutLock() -> Bool {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let watch = _watch {
+            return watch._withUnsafeGuaranteedRef {
+                unsafeDowncast($0, to: _MembershipWatch.self).endDrainWithoutLock()
+            }
+        }
+        return false
+    }
+
+    /// The loop of `_drain`, out of line: its actor paths need a large frame, which the usual
+    /// drain (nothing queued) does not pay.
+    @inlinable @inline(never)
+    final func _drainQueue(_ drainer: ObjectIdentifier?) {
         while let action = pipeline.withLock({ $0.next() }) {
             switch action {
             case .broadcast(let event, let sequence):
@@ -507,6 +527,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
                 removeAllObservers()
                 _roster.clear()
             }
+            if _endDrainWithoutLock() { return }
         }
     }
 
@@ -533,6 +554,13 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             }
             return
         }
+        _deliverUnwatched(event, upTo: sequence, drainer: drainer)
+    }
+
+    /// `_deliver` where the OS has no atomics: the node's critical section tells whether its
+    /// observers changed. Out of line, so that its frame is not paid where atomics exist.
+    @inlinable @inline(never)
+    final func _deliverUnwatched(_ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: ObjectIdentifier?) {
         var removedOnThisThread = false
         withUnsafeMutablePointer(to: &removedOnThisThread) { flag in
             let node = graphNode
@@ -598,14 +626,20 @@ struct _SourceState<Value: Sendable> {
     @usableFromInline var direct: _SourceAction<Value>?
     @usableFromInline var pending: [_SourceAction<Value>?] = []
     @usableFromInline var head = 0
+    /// Whether a drain runs, where the OS has no atomics (see `drainWord`).
     @usableFromInline var draining = false
     @usableFromInline var nextSequence: UInt64 = 1
     /// The read-modify-writes in progress, by thread (a handful at most): how a change made
     /// from inside one of them is recognized as nested.
     @usableFromInline var openTransactions: [_OpenTransaction] = []
+    /// Where the OS has atomics, the source's `_MembershipWatch`, whose `drain` word says
+    /// whether a drain runs instead of `draining`: a drainer that finds nothing queued after a
+    /// delivery ends its drain there, without the lock. Unretained: the source owns it.
+    @usableFromInline let drainWord: Unmanaged<AnyObject>?
 
-    init(current: Value?) {
+    init(current: Value?, drainWord: Unmanaged<AnyObject>?) {
         self.current = current
+        self.drainWord = drainWord
     }
 
     @inlinable
@@ -614,16 +648,53 @@ struct _SourceState<Value: Sendable> {
         return nextSequence
     }
 
+    /// Makes the caller the drainer if nobody drains (`true`); otherwise (`false`) the drainer
+    /// learns that something is queued. `queued`: the caller's first action waits in the queue
+    /// (otherwise it delivers that action itself).
+    @inlinable
+    mutating func startDrain(queued: Bool) -> Bool {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let drainWord {
+            return drainWord._withUnsafeGuaranteedRef {
+                unsafeDowncast($0, to: _MembershipWatch.self).startDrain(queued: queued)
+            }
+        }
+        if draining { return false }
+        draining = true
+        return true
+    }
+
+    /// The drainer took the last queued action: unless something is queued meanwhile, it may
+    /// end its drain without the lock after delivering it.
+    @inlinable
+    mutating func queueEmptied() {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let drainWord {
+            drainWord._withUnsafeGuaranteedRef {
+                unsafeDowncast($0, to: _MembershipWatch.self).queueEmptied()
+            }
+        }
+    }
+
+    /// The drainer found the queue empty: the drain ends.
+    @inlinable
+    mutating func endDrain() {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let drainWord {
+            drainWord._withUnsafeGuaranteedRef {
+                unsafeDowncast($0, to: _MembershipWatch.self).endDrain()
+            }
+            return
+        }
+        draining = false
+    }
+
     /// Queues `action`; returns `true` when nobody is draining, so the caller must drain.
     @inlinable
     mutating func enqueue(_ action: _SourceAction<Value>) -> Bool {
-        if draining {
+        guard startDrain(queued: true) else {
             pending.append(action)
             return false
         }
         // Nobody delivers and nothing waits (the queue is empty whenever nobody drains): the
         // usual case, handed over in one slot instead of through the array.
-        draining = true
         direct = action
         return true
     }
@@ -633,11 +704,10 @@ struct _SourceState<Value: Sendable> {
     /// and delivers `event` itself, before draining what arrives meanwhile. Returns `true`.
     @inlinable
     mutating func claimOrQueue(_ event: @autoclosure () -> GraphEvent<Value>, sequence: UInt64) -> Bool {
-        if draining {
+        guard startDrain(queued: false) else {
             pending.append(.broadcast(event(), sequence: sequence))
             return false
         }
-        draining = true
         return true
     }
 
@@ -647,23 +717,26 @@ struct _SourceState<Value: Sendable> {
     mutating func next() -> _SourceAction<Value>? {
         if let action = direct {
             direct = nil
+            if head == pending.count { queueEmptied() }
             return action
         }
         if head < pending.count {
             let action = pending[head]
             pending[head] = nil
             head += 1
-            // Under steady load the queue may never run empty: drop the delivered prefix now
-            // and then, so it stays as long as what is waiting (amortized O(1)).
-            if head >= 64 && head * 2 >= pending.count {
+            if head == pending.count {
+                pending.removeAll(keepingCapacity: pending.count <= 64)
+                head = 0
+                queueEmptied()
+            } else if head >= 64 && head * 2 >= pending.count {
+                // Under steady load the queue may never run empty: drop the delivered prefix
+                // now and then, so it stays as long as what is waiting (amortized O(1)).
                 pending.removeFirst(head)
                 head = 0
             }
             return action
         }
-        if !pending.isEmpty { pending.removeAll(keepingCapacity: pending.count <= 64) }
-        head = 0
-        draining = false
+        endDrain()
         return nil
     }
 }

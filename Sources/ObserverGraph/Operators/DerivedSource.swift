@@ -95,10 +95,12 @@ final class _DerivedSource<Value: Sendable>: GraphEventSource<Value>, @unchecked
                 state.version &+= 1
             }
             let sequence = state.takeSequence()
-            if mayClaim && !state.draining {
-                state.draining = true
-                claimed = (event, sequence)
-                mustDrain = true
+            if mayClaim {
+                // The first event: delivered by this caller if nobody drains, else queued.
+                if state.claimOrQueue(event, sequence: sequence) {
+                    claimed = (event, sequence)
+                    mustDrain = true
+                }
                 return
             }
             mustDrain = state.enqueue(.broadcast(event, sequence: sequence)) || mustDrain
