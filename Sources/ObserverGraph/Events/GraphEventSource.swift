@@ -560,7 +560,9 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// `_deliver` where the OS has no atomics: the node's critical section tells whether its
     /// observers changed. Out of line, so that its frame is not paid where atomics exist.
     @inlinable @inline(never)
-    final func _deliverUnwatched(_ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: ObjectIdentifier?) {
+    final func _deliverUnwatched(
+        _ event: GraphEvent<Value>, upTo sequence: UInt64, drainer: ObjectIdentifier?
+    ) {
         var removedOnThisThread = false
         withUnsafeMutablePointer(to: &removedOnThisThread) { flag in
             let node = graphNode
