@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import ObserverGraph
 import Testing
 
@@ -287,6 +288,36 @@ struct ValueOrderingTests {
         #expect(value.value == 20_000)
         #expect(recorder.values == Array(0...20_000))
         withExtendedLifetime(token) {}
+    }
+
+    @Test("Sends and sets from many threads, in short bursts: each is delivered once, none is left queued")
+    func burstsFromManyThreads() {
+        // Each burst starts a drain that empties the queue and ends without the lock, while
+        // other threads queue: a value queued as a drain ends must be delivered by someone.
+        let channel = EventChannel<Int>()
+        let value = ObservableValue(-1)
+        let sent = Recorder<Int>()
+        let set = Recorder<Int>()
+        let tokens = [channel.observeNonisolated(sent.record), value.observeNonisolated(set.record)]
+        race(threads: 4) { thread in
+            for step in 0..<3_000 {
+                channel.send(thread * 10_000 + step)
+                value.value = thread * 10_000 + step
+                if step % 64 == 0 { Thread.sleep(forTimeInterval: 0.000_01) }
+            }
+        }
+        for recorder in [sent, set] {
+            let values = recorder.values.filter { $0 >= 0 }
+            #expect(values.count == 12_000)
+            for thread in 0..<4 {
+                let own = values.filter { $0 / 10_000 == thread }
+                let inOrder = own == Array(thread * 10_000..<thread * 10_000 + 3_000)
+                let sorted = own == own.sorted()
+                #expect(inOrder, "thread \(thread): \(own.count) of 3,000 delivered, sorted: \(sorted)")
+            }
+        }
+        #expect(set.values.last == value.value)
+        withExtendedLifetime(tokens) {}
     }
 
     @Test("Observers that write back from their callbacks: everyone sees the same values in order")
