@@ -232,6 +232,14 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             _deliverOnActor(event)
             return
         }
+        _deliverLater(event)
+    }
+
+    /// `deliver(_:drainer:thread:)` from another thread or actor to an actor's closure (into its
+    /// mailbox), or to a queue's. Out of line: starting a task takes a large frame, which the
+    /// synchronous paths above do not pay.
+    @inlinable @inline(never)
+    func _deliverLater(_ event: GraphEvent<Value>) {
         if actorIdentity != nil {
             // From another thread or actor: into the mailbox. The actor itself is copied out of
             // the state (a reference count, an atomic on an object the actor's thread also
