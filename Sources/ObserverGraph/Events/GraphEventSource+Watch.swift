@@ -119,6 +119,46 @@ extension GraphEventSource {
             _roster.read(slots, generation: 0, dead: &dead)
             if !dead.isEmpty { node._dropDead(dead, layout: layout) }
         }
+        guard case .value(let value) = event else {
+            _forEachObserver(upTo: sequence, event, drainer: drainer, thread: thread, watch: watch) {
+                $0.deliver(event, sink: $1, thread: thread)
+            }
+            return
+        }
+        // Picked out of the event once, for every closure (see `_Handler.call(_:value:)`). A
+        // trivial value is copied for free: no need for the call out of line.
+        guard _isPOD(Value.self) else {
+            _deliverValue(event, value, upTo: sequence, drainer: drainer, thread: thread, watch: watch)
+            return
+        }
+        _forEachObserver(upTo: sequence, event, drainer: drainer, thread: thread, watch: watch) {
+            $0.deliver(event, value: value, sink: $1, thread: thread)
+        }
+    }
+
+    /// The loop of `_deliverWatched` for a value event. Out of line on purpose: `value` arrives
+    /// as an argument, so that the closures are handed it as it is (see
+    /// `_Handler.call(_:value:)`).
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @inlinable @inline(never)
+    final func _deliverValue(
+        _ event: GraphEvent<Value>, _ value: Value, upTo sequence: UInt64, drainer: ObjectIdentifier?,
+        thread: UInt, watch: _MembershipWatch
+    ) {
+        _forEachObserver(upTo: sequence, event, drainer: drainer, thread: thread, watch: watch) {
+            $0.deliver(event, value: value, sink: $1, thread: thread)
+        }
+    }
+
+    /// Delivers `event` to each closure observer that joined before `sequence`: a nonisolated
+    /// one through its call gate, with `callGate`; the others through their sink.
+    @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+    @inlinable @inline(__always)
+    final func _forEachObserver(
+        upTo sequence: UInt64, _ event: GraphEvent<Value>, drainer: ObjectIdentifier?, thread: UInt,
+        watch: _MembershipWatch, _ callGate: (_CallGate<Value>, Unmanaged<_EventSink<Value>>) -> Void
+    ) {
+        let node = graphNode
         // The roster keeps the sinks alive for the whole loop: only the drainer replaces it,
         // and a closure never makes this thread drain this source again (it queues). Its
         // entries are read through a plain pointer: no reference count per delivery.
@@ -128,8 +168,7 @@ extension GraphEventSource {
             if let gate = entry.gate {
                 // A nonisolated closure: straight to its call gate (what `deliver` does).
                 gate._withUnsafeGuaranteedRef {
-                    unsafeDowncast($0, to: _CallGate<Value>.self).deliver(
-                        event, sink: entry.sink, thread: thread)
+                    callGate(unsafeDowncast($0, to: _CallGate<Value>.self), entry.sink)
                 }
             } else {
                 // Out of line: the actor and queue paths would make every delivery's frame

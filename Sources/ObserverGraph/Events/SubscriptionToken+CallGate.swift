@@ -47,8 +47,25 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
     /// caller holds it) is read only when the gate closes.
     @inlinable
     func deliver(_ event: GraphEvent<Value>, sink: Unmanaged<_EventSink<Value>>, thread: UInt) {
+        enter(terminal: event.isTerminal, sink: sink, thread: thread) { $0.call(event) }
+    }
+
+    /// `deliver(_:sink:thread:)` for a value event, given its value (see
+    /// `_Handler.call(_:value:)`).
+    @inlinable
+    func deliver(
+        _ event: GraphEvent<Value>, value: Value, sink: Unmanaged<_EventSink<Value>>, thread: UInt
+    ) {
+        enter(terminal: false, sink: sink, thread: thread) { $0.call(event, value: value) }
+    }
+
+    /// Runs `call` with the closure unless the gate is closed (see `deliver(_:sink:thread:)`).
+    @inlinable @inline(__always)
+    func enter(
+        terminal: Bool, sink: Unmanaged<_EventSink<Value>>, thread: UInt, _ call: (_Handler<Value>) -> Void
+    ) {
         let me = thread << 1
-        let entry = event.isTerminal ? me | 1 : me
+        let entry = terminal ? me | 1 : me
         while true {
             let (entered, seen) = word.compareExchange(
                 expected: 0, desired: entry, ordering: .acquiringAndReleasing)
@@ -57,8 +74,8 @@ final class _CallGate<Value: Sendable>: @unchecked Sendable {
             // Another thread inside: not expected (one drainer per source), so wait it out
             // rather than skip the event.
         }
-        call?._withUnsafeGuaranteedRef { $0.call(event) }
-        if !event.isTerminal,
+        self.call?._withUnsafeGuaranteedRef { call($0) }
+        if !terminal,
             word.compareExchange(expected: me, desired: 0, ordering: .acquiringAndReleasing).exchanged
         {
             return

@@ -646,4 +646,16 @@ final class _Handler<Value: Sendable> {
             events(event)
         }
     }
+
+    /// `call(_:)` for a value event, given its value.
+    ///
+    /// Why: the kit's closures take their argument indirectly (they are generic), and a value
+    /// picked out of an event and handed to one in the same function is copied first: two
+    /// reference counts per closure and call for an `ArrayChange`. A broadcast picks the value
+    /// out once and passes it to the function that calls its closures (`_deliverValue`), which
+    /// hands it to each as it is.
+    @inlinable
+    func call(_ event: GraphEvent<Value>, value: Value) {
+        if valuesOnly { values(value) } else { events(event) }
+    }
 }
