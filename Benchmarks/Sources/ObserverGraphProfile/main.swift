@@ -109,6 +109,8 @@ let workloads = [
     "diamond": "set an ObservableValue<Int> n times through map and map into combineLatest",
     "oc-chain": "the chain workload in OpenCombine: CurrentValueSubject, map, filter, removeDuplicates, sink",
     "actorset": "set an ObservableValue<Int> n times on the main actor, observed by one main-actor closure",
+    "actorsend": "send n values to an EventChannel<Int> on the main actor, observed by one main-actor closure",
+    "send": "send n values to an EventChannel<Int> on the main actor, observed by one nonisolated closure",
     "diff": "ArrayChangeset.diff of 0..<n against it with 0.5% deleted and 0.5% inserted, `rounds` times",
 ]
 
@@ -336,7 +338,25 @@ func measuredSectionOnMain(_ count: Int) -> Int {
     withExtendedLifetime(token) {}
     return sum
 }
+/// The benchmark's "actor: fed from main" rows: an `EventChannel` sent to on the main actor, to
+/// a main-actor closure (`actorsend`) or a nonisolated one (`send`).
+@MainActor @inline(never)
+func measuredSectionSendOnMain(_ count: Int, nonisolated: Bool) -> Int {
+    let channel = EventChannel<Int>()
+    // Both closures do the same work (see the benchmark's "actor: fed from main" rows).
+    let total = GraphLock(0)
+    let token =
+        nonisolated
+        ? channel.observeValuesNonisolated { v in total.withLock { $0 &+= v } }
+        : channel.observeValues { v in total.withLock { $0 &+= v } }
+    for i in 0..<count { channel.send(i) }
+    withExtendedLifetime(token) {}
+    return total.withLock { $0 }
+}
 if workload == "actorset" { blackHole(measuredSectionOnMain(n)) }
+if workload == "actorsend" || workload == "send" {
+    blackHole(measuredSectionSendOnMain(n, nonisolated: workload == "send"))
+}
 
 let result = measuredSection(
     Fixture(
