@@ -109,6 +109,7 @@ let workloads = [
     "diamond": "set an ObservableValue<Int> n times through map and map into combineLatest",
     "oc-chain": "the chain workload in OpenCombine: CurrentValueSubject, map, filter, removeDuplicates, sink",
     "actorset": "set an ObservableValue<Int> n times on the main actor, observed by one main-actor closure",
+    "actorappend": "append n elements to an ObservableArray<Int> on the main actor, observed by one main-actor closure",
     "actorsend": "send n values to an EventChannel<Int> on the main actor, observed by one main-actor closure",
     "send": "send n values to an EventChannel<Int> on the main actor, observed by one nonisolated closure",
     "diff": "ArrayChangeset.diff of 0..<n against it with 0.5% deleted and 0.5% inserted, `rounds` times",
@@ -353,7 +354,18 @@ func measuredSectionSendOnMain(_ count: Int, nonisolated: Bool) -> Int {
     withExtendedLifetime(token) {}
     return total.withLock { $0 }
 }
+/// `arrayappend` on the main actor, to one main-actor closure (`actorappend`).
+@MainActor @inline(never)
+func measuredSectionAppendOnMain(_ count: Int) -> Int {
+    let array = ObservableArray<Int>()
+    var inserted = 0
+    let token = array.observeValues { change in inserted &+= change.changeset.inserts.count }
+    for i in 0..<count { array.append(i) }
+    withExtendedLifetime(token) {}
+    return inserted
+}
 if workload == "actorset" { blackHole(measuredSectionOnMain(n)) }
+if workload == "actorappend" { blackHole(measuredSectionAppendOnMain(n)) }
 if workload == "actorsend" || workload == "send" {
     blackHole(measuredSectionSendOnMain(n, nonisolated: workload == "send"))
 }

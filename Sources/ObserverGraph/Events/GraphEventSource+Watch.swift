@@ -120,8 +120,10 @@ extension GraphEventSource {
             if !dead.isEmpty { node._dropDead(dead, layout: layout) }
         }
         guard case .value(let value) = event else {
-            _forEachObserver(upTo: sequence, event, drainer: drainer, thread: thread, watch: watch) {
+            _forEachObserver(upTo: sequence, watch: watch) {
                 $0.deliver(event, sink: $1, thread: thread)
+            } callSink: {
+                $0._deliverOutOfLine(event, drainer: drainer, thread: thread)
             }
             return
         }
@@ -131,8 +133,10 @@ extension GraphEventSource {
             _deliverValue(event, value, upTo: sequence, drainer: drainer, thread: thread, watch: watch)
             return
         }
-        _forEachObserver(upTo: sequence, event, drainer: drainer, thread: thread, watch: watch) {
+        _forEachObserver(upTo: sequence, watch: watch) {
             $0.deliver(event, value: value, sink: $1, thread: thread)
+        } callSink: {
+            $0._deliverOutOfLine(event, drainer: drainer, thread: thread)
         }
     }
 
@@ -145,18 +149,23 @@ extension GraphEventSource {
         _ event: GraphEvent<Value>, _ value: Value, upTo sequence: UInt64, drainer: ObjectIdentifier?,
         thread: UInt, watch: _MembershipWatch
     ) {
-        _forEachObserver(upTo: sequence, event, drainer: drainer, thread: thread, watch: watch) {
+        _forEachObserver(upTo: sequence, watch: watch) {
             $0.deliver(event, value: value, sink: $1, thread: thread)
+        } callSink: {
+            $0._deliverOutOfLine(event, value: value, drainer: drainer, thread: thread)
         }
     }
 
     /// Delivers `event` to each closure observer that joined before `sequence`: a nonisolated
-    /// one through its call gate, with `callGate`; the others through their sink.
+    /// one through its call gate, with `callGate`; the others through their sink, with
+    /// `callSink` (out of line: the actor and queue paths would make every delivery's frame
+    /// larger).
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @inlinable @inline(__always)
     final func _forEachObserver(
-        upTo sequence: UInt64, _ event: GraphEvent<Value>, drainer: ObjectIdentifier?, thread: UInt,
-        watch: _MembershipWatch, _ callGate: (_CallGate<Value>, Unmanaged<_EventSink<Value>>) -> Void
+        upTo sequence: UInt64, watch: _MembershipWatch,
+        _ callGate: (_CallGate<Value>, Unmanaged<_EventSink<Value>>) -> Void,
+        callSink: (_EventSink<Value>) -> Void
     ) {
         let node = graphNode
         // The roster keeps the sinks alive for the whole loop: only the drainer replaces it,
@@ -171,11 +180,7 @@ extension GraphEventSource {
                     callGate(unsafeDowncast($0, to: _CallGate<Value>.self), entry.sink)
                 }
             } else {
-                // Out of line: the actor and queue paths would make every delivery's frame
-                // larger.
-                entry.sink._withUnsafeGuaranteedRef {
-                    $0._deliverOutOfLine(event, drainer: drainer, thread: thread)
-                }
+                entry.sink._withUnsafeGuaranteedRef { callSink($0) }
             }
         }
     }

@@ -49,11 +49,23 @@ final class _ActorGate<Value: Sendable>: @unchecked Sendable {
     /// caller); `false` when it is not, and the caller must take the lock path.
     @inlinable
     func callIfIdle(_ event: GraphEvent<Value>, sink: _EventSink<Value>) -> Bool {
+        callIfIdle(sink: sink) { $0.call(event) }
+    }
+
+    /// `callIfIdle(_:sink:)` for a value event, given its value (see `_Handler.call(_:value:)`).
+    @inlinable
+    func callIfIdle(_ event: GraphEvent<Value>, value: Value, sink: _EventSink<Value>) -> Bool {
+        callIfIdle(sink: sink) { $0.call(event, value: value) }
+    }
+
+    /// Runs `call` with the closure when the gate is idle (see `callIfIdle(_:sink:)`).
+    @inlinable @inline(__always)
+    func callIfIdle(sink: _EventSink<Value>, _ call: (_Handler<Value>) -> Void) -> Bool {
         guard
             word.compareExchange(expected: 0, desired: Self.running, ordering: .acquiringAndReleasing)
                 .exchanged
         else { return false }
-        handler?._withUnsafeGuaranteedRef { $0.call(event) }
+        handler?._withUnsafeGuaranteedRef { call($0) }
         if word.compareExchange(expected: Self.running, desired: 0, ordering: .acquiringAndReleasing)
             .exchanged
         {
