@@ -109,6 +109,7 @@ let workloads = [
     "diamond": "set an ObservableValue<Int> n times through map and map into combineLatest",
     "oc-chain": "the chain workload in OpenCombine: CurrentValueSubject, map, filter, removeDuplicates, sink",
     "actorset": "set an ObservableValue<Int> n times on the main actor, observed by one main-actor closure",
+    "derivedappend": "append n elements to an ObservableArray<Int> of 1,000, observed through a map by one closure",
     "actorappend": "append n elements to an ObservableArray<Int> on the main actor, observed by one main-actor closure",
     "actorsend": "send n values to an EventChannel<Int> on the main actor, observed by one main-actor closure",
     "send": "send n values to an EventChannel<Int> on the main actor, observed by one nonisolated closure",
@@ -261,6 +262,14 @@ func measuredSection(_ f: Fixture) -> Int {
         for i in 0..<f.observers.count { array.append(i) }
         result = sum.withLock { $0 }
         withExtendedLifetime(tokens) {}
+    case "derivedappend":
+        let array = ObservableArray(Array(0..<1_000))
+        let mapped = array.map { $0 &* 2 }
+        let sum = GraphLock(0)
+        let token = mapped.observeValuesNonisolated { change in sum.withLock { $0 &+= change.changeset.inserts.count } }
+        for i in 0..<f.observers.count { array.append(i) }
+        result = sum.withLock { $0 }
+        withExtendedLifetime((token, mapped)) {}
     case "hand-arrayappend":
         let sum = GraphLock(0)
         let handlers: [(ArrayChange<Int>) -> Void] = (0..<10).map { _ in

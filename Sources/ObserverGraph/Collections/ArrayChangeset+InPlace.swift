@@ -1,11 +1,14 @@
 // Applying a changeset to an array in place, at a cost that depends on the size of the change,
 // not of the array: what derived arrays (`map`, `filter`, `bind(to:)`) do for each upstream change.
+// Inlinable, like the derived arrays that use it, so that it is specialized for the element type
+// where the arrays are: unspecialized, it looked up generic metadata for each change.
 
 extension ArrayChangeset {
     /// The new index of each updated element (`updates` are old indices), in the order of
     /// `updates`. The changeset must be valid.
     ///
     /// - Complexity: O(k), k = number of entries (the lists are sorted).
+    @inlinable
     func newIndicesOfUpdates() -> [Int] {
         guard !updates.isEmpty else { return [] }
         let removed = removedOldIndices()
@@ -26,11 +29,13 @@ extension ArrayChangeset {
     }
 
     /// Old indices that leave their place (deleted or moved), ascending.
+    @inlinable
     func removedOldIndices() -> [Int] {
         moves.isEmpty ? deletes : (deletes + moves.map(\.from)).sorted()
     }
 
     /// New indices filled by an inserted or moved element, ascending.
+    @inlinable
     func placedNewIndices() -> [Int] {
         moves.isEmpty ? inserts : (inserts + moves.map(\.to)).sorted()
     }
@@ -42,6 +47,7 @@ extension ArrayChangeset {
     /// - Complexity: O(k log k) plus, when the change is small or at the end (appends, updates,
     ///   removals at the end), shifting only the elements after each change; otherwise one
     ///   O(n + k) pass.
+    @inlinable
     func applyInPlace<Element>(to array: inout [Element], inserted: [Element], updated: [Element]) {
         for (old, value) in zip(updates, updated) { array[old] = value }
         guard !(deletes.isEmpty && inserts.isEmpty && moves.isEmpty) else { return }
@@ -59,7 +65,8 @@ extension ArrayChangeset {
         }
     }
 
-    private func applyStepwise<Element>(to array: inout [Element], removed: [Int], inserted: [Element]) {
+    @inlinable
+    func applyStepwise<Element>(to array: inout [Element], removed: [Int], inserted: [Element]) {
         var moved: [Int: Element] = [:]
         for move in moves { moved[move.from] = array[move.from] }
         if !removed.isEmpty && removed.last! - removed.first! + 1 == removed.count {
@@ -85,11 +92,13 @@ extension ArrayChangeset {
         }
     }
 
-    private func place<Element>(_ value: Element, at index: Int, in array: inout [Element]) {
+    @inlinable
+    func place<Element>(_ value: Element, at index: Int, in array: inout [Element]) {
         if index == array.count { array.append(value) } else { array.insert(value, at: index) }
     }
 
-    private func applyInOnePass<Element>(to array: inout [Element], removed: [Int], inserted: [Element]) {
+    @inlinable
+    func applyInOnePass<Element>(to array: inout [Element], removed: [Int], inserted: [Element]) {
         let newCount = array.count - deletes.count + inserts.count
         var result: [Element] = []
         result.reserveCapacity(newCount)

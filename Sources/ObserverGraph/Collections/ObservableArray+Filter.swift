@@ -1,14 +1,19 @@
 // What `filter` remembers between upstream changes: which upstream positions are included, with
 // a Fenwick tree over them, so that an upstream index becomes a filtered index in O(log n).
+// Inlinable, like `filter`, so that it is specialized for the element type.
 
 /// A Fenwick (binary indexed) tree of 0/1 counts: prefix counts, point changes and appends in
 /// O(log n), a rebuild in O(n).
-struct _FenwickCounts {
-    private var tree: [Int] = [0]  // 1-based
+@usableFromInline
+struct _FenwickCounts: Sendable {
+    @usableFromInline var tree: [Int] = [0]  // 1-based
 
-    var count: Int { tree.count - 1 }
+    @inlinable init() {}
+
+    @inlinable var count: Int { tree.count - 1 }
 
     /// How many of the first `length` positions are set.
+    @inlinable
     func prefix(_ length: Int) -> Int {
         var sum = 0
         var i = length
@@ -19,6 +24,7 @@ struct _FenwickCounts {
         return sum
     }
 
+    @inlinable
     mutating func add(_ delta: Int, at position: Int) {
         var i = position + 1
         while i < tree.count {
@@ -27,16 +33,19 @@ struct _FenwickCounts {
         }
     }
 
+    @inlinable
     mutating func append(_ value: Int) {
         let i = tree.count
         let low = i & -i
         tree.append(value + prefix(i - 1) - prefix(i - low))
     }
 
+    @inlinable
     mutating func removeLast(_ k: Int) {
         tree.removeLast(k)
     }
 
+    @inlinable
     mutating func rebuild(_ flags: [Bool]) {
         tree = [0] + flags.map { $0 ? 1 : 0 }
         for i in 1..<max(1, tree.count) {
@@ -47,24 +56,36 @@ struct _FenwickCounts {
 }
 
 /// Translates upstream changes into the changes of the filtered array.
+@usableFromInline
 final class _FilterState<Element: Sendable>: Sendable {
-    private let isIncluded: @Sendable (Element) -> Bool
-    private let state = GraphLock<(flags: [Bool], ranks: _FenwickCounts)>(([], _FenwickCounts()))
+    @usableFromInline let isIncluded: @Sendable (Element) -> Bool
+    @usableFromInline let state = GraphLock<(flags: [Bool], ranks: _FenwickCounts)>(([], _FenwickCounts()))
 
+    @inlinable
     init(_ isIncluded: @escaping @Sendable (Element) -> Bool) {
         self.isIncluded = isIncluded
     }
 
+    @usableFromInline
     struct Translated {
-        var changeset: ArrayChangeset
-        var newCount: Int
-        var inserted: [Element]
-        var updated: [Element]
+        @usableFromInline var changeset: ArrayChangeset
+        @usableFromInline var newCount: Int
+        @usableFromInline var inserted: [Element]
+        @usableFromInline var updated: [Element]
+
+        @inlinable
+        init(changeset: ArrayChangeset, newCount: Int, inserted: [Element], updated: [Element]) {
+            self.changeset = changeset
+            self.newCount = newCount
+            self.inserted = inserted
+            self.updated = updated
+        }
     }
 
     /// Turns an upstream change into the change of the filtered array. Upstream changes arrive
     /// one at a time (a source delivers serially), so the state is read and written in order;
     /// `isIncluded` runs with no lock held.
+    @inlinable
     func translate(_ change: ArrayChange<Element>) -> Translated {
         let upstream = change.changeset
         let newCount = change.array.count
@@ -134,14 +155,16 @@ final class _FilterState<Element: Sendable>: Sendable {
     }
 
     /// The values of `inserts` in ascending index order (the changeset sorts its lists).
-    private func sortedByIndex(_ indices: [Int], _ values: [Element]) -> [Element] {
+    @inlinable
+    func sortedByIndex(_ indices: [Int], _ values: [Element]) -> [Element] {
         var sorted = true
         for i in indices.indices.dropFirst() where indices[i - 1] > indices[i] { sorted = false }
         if sorted { return values }
         return zip(indices, values).sorted { $0.0 < $1.0 }.map(\.1)
     }
 
-    private func reset(_ change: ArrayChange<Element>, filteredCount: Int) -> Translated {
+    @inlinable
+    func reset(_ change: ArrayChange<Element>, filteredCount: Int) -> Translated {
         let flags = change.array.map(isIncluded)
         var ranks = _FenwickCounts()
         ranks.rebuild(flags)

@@ -15,9 +15,9 @@ public class ReadOnlyObservableArray<Element: Sendable>: GraphEventSource<ArrayC
     @unchecked Sendable
 {
     /// What a derived array follows (tokens and the upstream sources); released with it.
-    let upstreams = GraphLock<[AnyObject]>([])
+    @usableFromInline let upstreams = GraphLock<[AnyObject]>([])
 
-    init(elements: [Element]) {
+    @usableFromInline init(elements: [Element]) {
         super.init(current: ArrayChange(array: elements, changeset: ArrayChangeset()))
     }
 
@@ -63,6 +63,7 @@ public class ReadOnlyObservableArray<Element: Sendable>: GraphEventSource<ArrayC
     /// Replaces the whole content, delivering a reload (every old index deleted, every new one
     /// inserted). Internal: how a derived array catches up when it is out of step.
     @discardableResult
+    @usableFromInline
     final func _reload(with elements: [Element], isolation: (any Actor)? = nil) -> Bool {
         let removed = _mutateCurrent(isolation: isolation) { change -> (changed: Bool, result: [Element]) in
             let removed = change.array
