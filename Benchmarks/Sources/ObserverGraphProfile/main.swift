@@ -110,6 +110,7 @@ let workloads = [
     "oc-chain": "the chain workload in OpenCombine: CurrentValueSubject, map, filter, removeDuplicates, sink",
     "actorset": "set an ObservableValue<Int> n times on the main actor, observed by one main-actor closure",
     "derivedappend": "append n elements to an ObservableArray<Int> of 1,000, observed through a map by one closure",
+    "derivedfilter": "append n elements to an ObservableArray<Int> of `rounds` elements, observed through a filter by one closure",
     "actorappend": "append n elements to an ObservableArray<Int> on the main actor, observed by one main-actor closure",
     "actorsend": "send n values to an EventChannel<Int> on the main actor, observed by one main-actor closure",
     "send": "send n values to an EventChannel<Int> on the main actor, observed by one nonisolated closure",
@@ -270,6 +271,14 @@ func measuredSection(_ f: Fixture) -> Int {
         for i in 0..<f.observers.count { array.append(i) }
         result = sum.withLock { $0 }
         withExtendedLifetime((token, mapped)) {}
+    case "derivedfilter":
+        let array = ObservableArray(Array(0..<f.rounds))
+        let evens = array.filter { $0 % 2 == 0 }
+        let sum = GraphLock(0)
+        let token = evens.observeValuesNonisolated { change in sum.withLock { $0 &+= change.changeset.inserts.count } }
+        for i in 0..<f.observers.count { array.append(i) }
+        result = sum.withLock { $0 }
+        withExtendedLifetime((token, evens)) {}
     case "hand-arrayappend":
         let sum = GraphLock(0)
         let handlers: [(ArrayChange<Int>) -> Void] = (0..<10).map { _ in
