@@ -264,21 +264,9 @@ func measuredSection(_ f: Fixture) -> Int {
         result = sum.withLock { $0 }
         withExtendedLifetime(tokens) {}
     case "derivedappend":
-        let array = ObservableArray(Array(0..<1_000))
-        let mapped = array.map { $0 &* 2 }
-        let sum = GraphLock(0)
-        let token = mapped.observeValuesNonisolated { change in sum.withLock { $0 &+= change.changeset.inserts.count } }
-        for i in 0..<f.observers.count { array.append(i) }
-        result = sum.withLock { $0 }
-        withExtendedLifetime((token, mapped)) {}
+        result = appendThroughDerived(f.observers.count, initial: 1_000) { $0.map { $0 &* 2 } }
     case "derivedfilter":
-        let array = ObservableArray(Array(0..<f.rounds))
-        let evens = array.filter { $0 % 2 == 0 }
-        let sum = GraphLock(0)
-        let token = evens.observeValuesNonisolated { change in sum.withLock { $0 &+= change.changeset.inserts.count } }
-        for i in 0..<f.observers.count { array.append(i) }
-        result = sum.withLock { $0 }
-        withExtendedLifetime((token, evens)) {}
+        result = appendThroughDerived(f.observers.count, initial: f.rounds) { $0.filter { $0 % 2 == 0 } }
     case "hand-arrayappend":
         let sum = GraphLock(0)
         let handlers: [(ArrayChange<Int>) -> Void] = (0..<10).map { _ in
@@ -345,6 +333,22 @@ func measuredSection(_ f: Fixture) -> Int {
         break
     }
     return result
+}
+
+/// Appends `count` elements to an array of `initial` elements, observed through `derive` by one
+/// closure; returns the inserts the closure saw.
+func appendThroughDerived(
+    _ count: Int, initial: Int, _ derive: (ObservableArray<Int>) -> ReadOnlyObservableArray<Int>
+) -> Int {
+    let array = ObservableArray(Array(0..<initial))
+    let derived = derive(array)
+    let sum = GraphLock(0)
+    let token = derived.observeValuesNonisolated { change in
+        sum.withLock { $0 &+= change.changeset.inserts.count }
+    }
+    for i in 0..<count { array.append(i) }
+    withExtendedLifetime((token, derived)) {}
+    return sum.withLock { $0 }
 }
 
 /// The main-actor counterpart of `valueset` (counted too: its name contains measuredSection).
