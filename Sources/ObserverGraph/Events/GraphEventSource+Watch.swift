@@ -88,6 +88,16 @@ final class _MembershipWatch: _RegistryWatcher, @unchecked Sendable {
     }
 }
 
+/// Whether the kit takes its paths with atomics where the OS has them (macOS 15, iOS 18 and
+/// later; always on Linux and Windows). A build with `-DOBSERVERGRAPH_NO_ATOMICS` takes the paths
+/// of older systems everywhere instead (locks only), so that they are tested on any platform;
+/// it is for testing, not for apps.
+#if OBSERVERGRAPH_NO_ATOMICS
+    @inlinable var _usesAtomics: Bool { false }
+#else
+    @inlinable var _usesAtomics: Bool { true }
+#endif
+
 /// The values of `_MembershipWatch.drain`.
 @usableFromInline
 enum _DrainWord {

@@ -32,8 +32,9 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     public let graphNode = GraphNode()
     @usableFromInline let pipeline: GraphLock<_SourceState<Value>>
     /// The closure observers as of the last delivery, held strongly: read and written only by
-    /// the thread delivering, which the pipeline's `draining` flag makes one at a time (and its
-    /// lock orders from one drainer to the next).
+    /// the thread delivering, which the drain word (`_MembershipWatch.drain`; without atomics,
+    /// the pipeline's `draining` flag) makes one at a time, and whose acquire and release order
+    /// one drainer's work before the next one's.
     @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) final var _roster = _SinkRoster<Value>()
     /// Where the OS has atomics, the node's report of joins and leaves (`_MembershipWatch`), so
     /// that a delivery takes no critical section of the node; `nil` otherwise. Retained once
@@ -41,7 +42,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     @usableFromInline final let _watch: Unmanaged<AnyObject>?
 
     init(current: Value?) {
-        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), _usesAtomics {
             let watch = _MembershipWatch()
             _watch = Unmanaged.passRetained(watch)
             graphNode._watchObservers(watch)

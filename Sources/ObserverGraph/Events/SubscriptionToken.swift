@@ -193,11 +193,15 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             _gate = nil
             _actorGate = nil
             self.state = GraphLock(_SinkState(handler: _Handler(handler)))  // for `_isClosed`
-        } else if isNonisolated, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+        } else if isNonisolated, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *),
+            _usesAtomics
+        {
             _gate = Unmanaged.passRetained(_CallGate(_Handler(handler)))
             _actorGate = nil
             self.state = GraphLock(_SinkState(handler: nil))
-        } else if actorIdentity != nil, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+        } else if actorIdentity != nil, #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *),
+            _usesAtomics
+        {
             let box = _Handler(handler)
             _gate = nil
             _actorGate = Unmanaged.passRetained(_ActorGate(box))

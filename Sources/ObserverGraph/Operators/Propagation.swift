@@ -28,7 +28,7 @@ final class _PropagationDomain: @unchecked Sendable {
 
     @usableFromInline
     init() {
-        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), _usesAtomics {
             reusablePass = _DomainGate()
         } else {
             reusablePass = _Pass()
@@ -44,7 +44,7 @@ final class _PropagationDomain: @unchecked Sendable {
     /// takes the fast path over, counting a fast pass running now (see `_DomainGate`).
     @usableFromInline
     func takeOver(_ state: inout _DomainState) {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), _usesAtomics else { return }
         if gate.takeOver() { state.runners += 1 }
     }
 
@@ -52,7 +52,7 @@ final class _PropagationDomain: @unchecked Sendable {
     /// queued: fast passes may begin again.
     @usableFromInline
     func releaseIfIdle(_ state: _DomainState) {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *),
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), _usesAtomics,
             state.parent == nil, state.runners == 0, state.head == state.jobs.count
         else { return }
         gate.release()
@@ -60,7 +60,7 @@ final class _PropagationDomain: @unchecked Sendable {
 
     /// Under this domain's lock: mirrors a root's new epoch for the fast path.
     func mirrorEpoch(_ epoch: UInt64) {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), _usesAtomics else { return }
         gate.epochMirror.store(epoch, ordering: .releasing)
     }
 
@@ -68,7 +68,7 @@ final class _PropagationDomain: @unchecked Sendable {
     /// through the lock path (which runs what was queued meanwhile).
     @usableFromInline
     func finishTakenOver(_ pass: _Pass) {
-        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) else { return }
+        guard #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), _usesAtomics else { return }
         state.withLock { _ in gate.leaveCounted() }
         runQueued(pass)
     }
@@ -78,7 +78,7 @@ final class _PropagationDomain: @unchecked Sendable {
     /// queues it as a job and returns.
     @inlinable
     static func submit<Value: Sendable>(_ node: _OperatorNode<Value>, _ event: GraphEvent<Value>) {
-        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), _usesAtomics {
             // The node keeps its domain's pass (the gate): one reference to count, not three.
             let pass = node.pass
             let gate = unsafeDowncast(pass, to: _DomainGate.self)
