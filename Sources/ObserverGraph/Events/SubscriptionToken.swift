@@ -357,14 +357,17 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             }
             return
         }
-        let handler: _Handler<Value>? = state.withLock { state in
+        var handler: _Handler<Value>? = state.withLock { state in
             guard let handler = state.handler else { return nil }
             state.beginCall(on: thread)
             if event.isTerminal { state.handler = nil }
             return handler
         }
-        guard let handler else { return }
-        handler.call(event)
+        guard handler != nil else { return }
+        handler?.call(event)
+        // Dropped before a closer waiting for this call wakes: the closure is then released by
+        // the closer, before its cancel() returns (unless this event was terminal).
+        handler = nil
         let waiters = state.withLock { state -> [DispatchSemaphore] in
             state.endCall(on: thread)
             guard !state.waiters.isEmpty else { return [] }
