@@ -216,7 +216,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             return (sink, state.enqueue(.replay(.value(_replayValue(current)), to: sink)), sweepDue)
         }
         if sweepDue { graphNode._sweepDeadObservers() }
-        if mustDrain { _drain(_identity(of: drainer)) }
+        if mustDrain { _drainQueue(_identity(of: drainer)) }
         return SubscriptionToken(sink)
     }
 
@@ -259,7 +259,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             state.terminal = event
             return (true, state.enqueue(.terminate(event, sequence: state.takeSequence())))
         }
-        if mustDrain { _drain(_identity(of: isolation)) }
+        if mustDrain { _drainQueue(_identity(of: isolation)) }
         return accepted
     }
 
@@ -323,7 +323,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         } else if mustDrain {
             _deliverClaimed(.value(newValue), upTo: sequence, drainer: _identity(of: isolation))
         } else if owed {
-            _drain(_identity(of: isolation))
+            _drainQueue(_identity(of: isolation))
         }
         return outcome
     }
@@ -388,7 +388,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         if let log = nested { return try _nestedReadModifyWrite(log, isolation: isolation, body) }
         var closed = false
         defer {  // `body` threw
-            if !closed, pipeline.withLock({ $0.close(thread) }) { _drain(_identity(of: isolation)) }
+            if !closed, pipeline.withLock({ $0.close(thread) }) { _drainQueue(_identity(of: isolation)) }
         }
         while true {
             let (newValue, result) = try body(current)
@@ -399,7 +399,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
                 }
                 if now.0 == version {
                     closed = true
-                    if now.2 { _drain(_identity(of: isolation)) }
+                    if now.2 { _drainQueue(_identity(of: isolation)) }
                     return (result, now.1)
                 }
                 (current, version, nested) = _resnapshot(thread)
@@ -512,7 +512,8 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     }
 
     /// The loop of `_drain`, out of line: its actor paths need a large frame, which the usual
-    /// drain (nothing queued) does not pay.
+    /// drain (nothing queued) does not pay. Called directly by a drainer that started with an
+    /// action in the queue (`_SourceState.enqueue` returned `true`): it has something to take.
     @inlinable @inline(never)
     final func _drainQueue(_ drainer: ObjectIdentifier?) {
         while let action = pipeline.withLock({ $0.next() }) {

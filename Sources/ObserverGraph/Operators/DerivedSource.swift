@@ -69,7 +69,7 @@ final class _DerivedSource<Value: Sendable>: GraphEventSource<Value>, @unchecked
         if let claimed {
             _deliverClaimed(claimed.event, upTo: claimed.sequence, drainer: nil)
         } else if mustDrain {
-            _drain(nil)
+            _drainQueue(nil)  // started by `enqueue`: something is queued
         }
     }
 
