@@ -682,6 +682,12 @@ struct _SourceState<Value: Sendable> {
     @inlinable
     mutating func endDrain() {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let drainWord {
+            #if OBSERVERGRAPH_INTERNAL_CHECKS
+                // With the drain word, a drainer takes the lock only when the word says queued,
+                // so it finds an action: getting here means a thread that is not the drainer
+                // called `_drain` or `_drainQueue` (it would have taken the drainer's actions).
+                precondition(false, "ObserverGraph: a drain found its queue empty with the drain word set")
+            #endif
             drainWord._withUnsafeGuaranteedRef {
                 unsafeDowncast($0, to: _MembershipWatch.self).endDrain()
             }
