@@ -99,6 +99,38 @@ struct ObservableArrayDerivedTests {
         #expect(!(lengths is ObservableArray<Int>))
     }
 
+    @Test("A derived array observed through its token alone stays alive until the token is cancelled")
+    func tokenKeepsDerivedArrayAlive() {
+        let source = ObservableArray(["Laundry", "Tax"])
+        let stream = ObservableValue([1, 2])
+        let recorders = (0..<3).map { _ in Recorder<[Int]>() }
+        weak var weakMapped: ReadOnlyObservableArray<Int>?
+        weak var weakFiltered: ReadOnlyObservableArray<String>?
+        weak var weakDiffed: ReadOnlyObservableArray<Int>?
+        // Only the tokens are kept, as in `items.map(f).observeValues { … }.store(in: bag)`.
+        let tokens: [SubscriptionToken] = {
+            let mapped = source.map { $0.count }
+            let filtered = source.filter { $0.count <= 3 }
+            let diffed = ReadOnlyObservableArray(diffing: stream)
+            (weakMapped, weakFiltered, weakDiffed) = (mapped, filtered, diffed)
+            return [
+                mapped.observeValuesNonisolated { recorders[0].record(.value($0.array)) },
+                filtered.observeValuesNonisolated { recorders[1].record(.value($0.array.map(\.count))) },
+                diffed.observeValuesNonisolated { recorders[2].record(.value($0.array)) },
+            ]
+        }()
+        source.append("Gym")
+        stream.value = [2, 3]
+        #expect(recorders[0].values == [[7, 3], [7, 3, 3]])
+        #expect(recorders[1].values == [[3], [3, 3]])
+        #expect(recorders[2].values == [[1, 2], [2, 3]])
+        #expect(weakMapped != nil && weakFiltered != nil && weakDiffed != nil)
+        for token in tokens { token.cancel() }
+        #expect(weakMapped == nil && weakFiltered == nil && weakDiffed == nil)
+        source.append("Bank")
+        #expect(recorders.map(\.values.count) == [2, 2, 2])
+    }
+
     @Test("Derived arrays follow middle inserts, deletes, moves and batches exactly")
     func positionalChanges() throws {
         let source = ObservableArray(Array(0..<40))

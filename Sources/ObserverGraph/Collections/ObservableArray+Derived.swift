@@ -1,7 +1,7 @@
 // Arrays derived from other arrays: `map`, `filter`, `bind(to:)`, and diffing a stream of arrays.
 // A derived array is a `ReadOnlyObservableArray` that follows its upstream with fine-grained
 // changes until the upstream terminates; it keeps its upstream subscription alive, and the
-// upstream does not keep it alive.
+// upstream does not keep it alive; its observations' tokens do.
 //
 // The path of a change (`map`, `filter`, `follow`, `_apply`) is inlinable, so that a derived
 // array is specialized for its element types where it is made: unspecialized, each upstream
@@ -17,7 +17,8 @@ extension ReadOnlyObservableArray {
     /// Thread safety: safe from any thread; the derived array is updated on the thread that
     /// delivers the upstream change.
     /// Callbacks: `transform`; the derived array's observers' handlers.
-    /// - Returns: a read-only array that follows this one for as long as it is alive.
+    /// - Returns: a read-only array that follows this one for as long as it is alive; each of
+    ///   its observations keeps it alive until the token is cancelled.
     /// - Complexity: per upstream change of k entries, O(k log k) plus k calls of `transform`;
     ///   the derived array shifts its elements after a middle insert or delete (one memmove),
     ///   and never makes a pass over the whole array for appends, updates or removals at the end.
@@ -25,7 +26,7 @@ extension ReadOnlyObservableArray {
     public final func map<Mapped: Sendable>(_ transform: @escaping @Sendable (Element) -> Mapped)
         -> ReadOnlyObservableArray<Mapped>
     {
-        let derived = ReadOnlyObservableArray<Mapped>(elements: [])
+        let derived = ReadOnlyObservableArray<Mapped>(elements: [], derived: true)
         derived.follow(self) { [weak derived] change in
             guard let derived else { return }
             let changeset = change.changeset
@@ -46,7 +47,8 @@ extension ReadOnlyObservableArray {
     ///
     /// Thread safety: safe from any thread; updated on the thread delivering upstream changes.
     /// Callbacks: `isIncluded`; the derived array's observers' handlers.
-    /// - Returns: a read-only array that follows this one for as long as it is alive.
+    /// - Returns: a read-only array that follows this one for as long as it is alive; each of
+    ///   its observations keeps it alive until the token is cancelled.
     /// - Complexity: per upstream change of k entries, O(k log n) for appends, updates and
     ///   removals at the end (a Fenwick tree of included positions); O(n) for other positional
     ///   changes; plus k calls of `isIncluded`.
@@ -54,7 +56,7 @@ extension ReadOnlyObservableArray {
     public final func filter(_ isIncluded: @escaping @Sendable (Element) -> Bool)
         -> ReadOnlyObservableArray<Element>
     {
-        let derived = ReadOnlyObservableArray<Element>(elements: [])
+        let derived = ReadOnlyObservableArray<Element>(elements: [], derived: true)
         let filter = _FilterState(isIncluded)
         derived.follow(self) { [weak derived] change in
             guard let derived else { return }
@@ -151,7 +153,7 @@ extension ReadOnlyObservableArray where Element: Hashable {
     /// Callbacks: `==` and `hash(into:)` of `Element`; this array's observers' handlers.
     /// - Complexity: per upstream value, see `ArrayChangeset.diff(from:to:)`.
     public convenience init(diffing upstream: GraphEventSource<[Element]>) {
-        self.init(elements: [])
+        self.init(elements: [], derived: true)
         follow(upstream) { [weak self] array in
             _ = self?._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
         }
@@ -166,7 +168,7 @@ extension ReadOnlyObservableArray where Element: Equatable {
     /// - Complexity: per upstream value, see `ArrayChangeset.diff(from:to:)`.
     @_disfavoredOverload
     public convenience init(diffing upstream: GraphEventSource<[Element]>) {
-        self.init(elements: [])
+        self.init(elements: [], derived: true)
         follow(upstream) { [weak self] array in
             _ = self?._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
         }
@@ -179,7 +181,7 @@ extension ReadOnlyObservableArray where Element: Equatable {
     public convenience init<ID: Hashable & Sendable>(
         diffing upstream: GraphEventSource<[Element]>, identifiedBy id: @escaping @Sendable (Element) -> ID
     ) {
-        self.init(elements: [])
+        self.init(elements: [], derived: true)
         follow(upstream) { [weak self] array in
             _ = self?._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
         }

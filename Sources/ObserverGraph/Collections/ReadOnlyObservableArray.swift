@@ -17,8 +17,12 @@ public class ReadOnlyObservableArray<Element: Sendable>: GraphEventSource<ArrayC
     /// What a derived array follows (tokens and the upstream sources); released with it.
     @usableFromInline let upstreams = GraphLock<[AnyObject]>([])
 
-    @usableFromInline init(elements: [Element]) {
-        super.init(current: ArrayChange(array: elements, changeset: ArrayChangeset()))
+    /// `derived`: an array made by `map`, `filter` or `init(diffing:)`, which nothing else keeps
+    /// alive: each of its observations does (see `GraphEventSource._tokensKeepSourceAlive`).
+    @usableFromInline init(elements: [Element], derived: Bool = false) {
+        super.init(
+            current: ArrayChange(array: elements, changeset: ArrayChangeset()),
+            tokensKeepSourceAlive: derived)
     }
 
     override func _replayValue(_ current: ArrayChange<Element>) -> ArrayChange<Element> {

@@ -41,7 +41,13 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// here, released by the deinit: a delivery borrows it, with no reference count.
     @usableFromInline final let _watch: Unmanaged<AnyObject>?
 
-    init(current: Value?) {
+    /// Whether each closure observation keeps this source alive until it is cancelled: a derived
+    /// array's, which nothing else holds (its upstream holds it weakly), so that keeping only
+    /// the token of `items.map(f).observe { … }` is enough, as for a `DerivedValue`.
+    @usableFromInline final let _tokensKeepSourceAlive: Bool
+
+    init(current: Value?, tokensKeepSourceAlive: Bool = false) {
+        _tokensKeepSourceAlive = tokensKeepSourceAlive
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), _usesAtomics {
             let watch = _MembershipWatch()
             _watch = Unmanaged.passRetained(watch)
@@ -217,7 +223,13 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         }
         if sweepDue { graphNode._sweepDeadObservers() }
         if mustDrain { _drainQueue(_identity(of: drainer)) }
-        return SubscriptionToken(sink)
+        return _tokensKeepSourceAlive ? _keepingSource(SubscriptionToken(sink)) : SubscriptionToken(sink)
+    }
+
+    /// A token that cancels `token` and, until then, keeps this source alive.
+    @usableFromInline
+    final func _keepingSource(_ token: SubscriptionToken) -> SubscriptionToken {
+        SubscriptionToken(_KeepAliveTarget(token: token, owner: self))
     }
 
     /// Ends the stream normally: observers receive `.finished`, then are removed.
