@@ -109,6 +109,8 @@ let workloads = [
     "diamond": "set an ObservableValue<Int> n times through map and map into combineLatest",
     "oc-chain": "the chain workload in OpenCombine: CurrentValueSubject, map, filter, removeDuplicates, sink",
     "actorset": "set an ObservableValue<Int> n times on the main actor, observed by one main-actor closure",
+    "arraymutations": "insert, set, remove and move in an ObservableArray<Int> of 1,000 observed by one closure, n rounds",
+    "sectionedappend": "append n items across the 10 sections of an ObservableSectionedArray observed by one closure",
     "derivedappend": "append n elements to an ObservableArray<Int> of 1,000, observed through a map by one closure",
     "derivedfilter": "append n elements to an ObservableArray<Int> of `rounds` elements, observed through a filter by one closure",
     "actorappend": "append n elements to an ObservableArray<Int> on the main actor, observed by one main-actor closure",
@@ -263,6 +265,27 @@ func measuredSection(_ f: Fixture) -> Int {
         for i in 0..<f.observers.count { array.append(i) }
         result = sum.withLock { $0 }
         withExtendedLifetime(tokens) {}
+    case "arraymutations":
+        // Every mutation but append, each observed by one closure: insert in the middle, set,
+        // remove from the middle, move; n rounds on an array of 1,000.
+        let array = ObservableArray(Array(0..<1_000))
+        let sum = GraphLock(0)
+        let token = array.observeValuesNonisolated { change in sum.withLock { $0 &+= change.array.count } }
+        for i in 0..<f.observers.count {
+            try? array.insert(i, at: 500)
+            try? array.set(i, at: 250)
+            _ = try? array.remove(at: 600)
+            try? array.move(from: 100, to: 900)
+        }
+        result = sum.withLock { $0 }
+        withExtendedLifetime(token) {}
+    case "sectionedappend":
+        let sections = ObservableSectionedArray((0..<10).map { ArraySection(metadata: $0, items: [Int]()) })
+        let sum = GraphLock(0)
+        let token = sections.observeValuesNonisolated { change in sum.withLock { $0 &+= change.sections.count } }
+        for i in 0..<f.observers.count { try? sections.appendItem(i, toSection: i % 10) }
+        result = sum.withLock { $0 }
+        withExtendedLifetime(token) {}
     case "derivedappend":
         result = appendThroughDerived(f.observers.count, initial: 1_000) { $0.map { $0 &* 2 } }
     case "derivedfilter":
