@@ -801,7 +801,7 @@ extension GraphObservable {
             let trackerKey = ObserverID(trackerNode)
             let selfKey = ObserverID(node)
             return GraphNode._withEdge(observable: node, tracker: trackerNode) {
-                observers, subscriptions, callbacks, isolations in
+                observers, subscriptions, callbacks, isolations, _ in
                 let outcome = observers.insert(
                     key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
                 guard case .inserted = outcome else { return (outcome, false) }
@@ -871,6 +871,7 @@ extension GraphObservable {
             (removed, now) = node._state.withLock { state in
                 state.isolation?.forget(key)
                 guard let removed = state.observers.remove(key: key) else { return (nil, false) }
+                state.broadcasts.noteRemoval()
                 let now = state.callbacks.admit(
                     observer, subscribed: false, removed: removed, holdingTurn: holdingTurn)
                 return (removed, now)
@@ -903,7 +904,7 @@ extension GraphObservable {
         // not take and give it back; a change queued meanwhile is delivered in order at the end.
         let (slots, turn) = graphNode._state.withLock { state in
             let turn = !state.callbacks.delivering
-            state.callbacks.delivering = true
+            state.callbacks.takeTurn()
             return (state.observers.slots, turn)
         }
         var result: [any GraphObserver] = []
@@ -1203,7 +1204,7 @@ extension GraphNode {
     {
         let thread = _currentThreadID()
         return _state.withLock { state in
-            state.observers.broadcasts.append(_ActiveBroadcast(thread: thread, flag: flag))
+            state.broadcasts.begin(_ActiveBroadcast(thread: thread, flag: flag))
             return (state.observers.slots, state.observers.layout, state.isolation?.actors ?? [:])
         }
     }
@@ -1352,34 +1353,40 @@ public final class GraphNode: @unchecked Sendable {
             else { continue }
             let removed = observableNode._state.withLock {
                 $0.isolation?.forget(selfKey)
-                return $0.observers.remove(key: selfKey)
+                let removed = $0.observers.remove(key: selfKey)
+                if removed != nil { $0.broadcasts.noteRemoval() }
+                return removed
             }
             withExtendedLifetime(removed) {}
         }
     }
 
-    /// Runs `body` with the observable's observer registry, the tracker's subscription registry
-    /// and the observable's callback queue, both nodes locked (in address order, so two threads
+    /// Runs `body` with the observable's observer registry, the tracker's subscription registry,
+    /// the observable's callback queue, isolation record and running broadcasts, both nodes locked (in address order, so two threads
     /// never deadlock).
     @usableFromInline
     static func _withEdge<R>(
         observable: GraphNode, tracker: GraphNode,
-        _ body: (inout _Registry, inout _Registry, inout _CallbackQueue, inout _NodeIsolation?) -> R
+        _ body: (
+            inout _Registry, inout _Registry, inout _CallbackQueue, inout _NodeIsolation?,
+            inout _BroadcastList
+        ) -> R
     ) -> R {
         if observable === tracker {
             return observable._state.withLock {
-                body(&$0.observers, &$0.subscriptions, &$0.callbacks, &$0.isolation)
+                body(&$0.observers, &$0.subscriptions, &$0.callbacks, &$0.isolation, &$0.broadcasts)
             }
         }
         if ObjectIdentifier(observable) < ObjectIdentifier(tracker) {
             return observable._state.withLock { o in
                 tracker._state.withLock { t in
-                    body(&o.observers, &t.subscriptions, &o.callbacks, &o.isolation)
+                    body(&o.observers, &t.subscriptions, &o.callbacks, &o.isolation, &o.broadcasts)
                 }
             }
         }
         return tracker._state.withLock { t in
-            observable._state.withLock { o in body(&o.observers, &t.subscriptions, &o.callbacks, &o.isolation)
+            observable._state.withLock { o in
+                body(&o.observers, &t.subscriptions, &o.callbacks, &o.isolation, &o.broadcasts)
             }
         }
     }
@@ -1394,9 +1401,10 @@ public final class GraphNode: @unchecked Sendable {
         let trackerKey = ObserverID(tracker)
         let observableKey = ObserverID(observable)
         return _withEdge(observable: observable, tracker: tracker) {
-            observers, subscriptions, callbacks, isolation in
+            observers, subscriptions, callbacks, isolation, broadcasts in
             isolation?.forget(trackerKey)
             guard let removed = observers.remove(key: trackerKey) else { return (nil, false) }
+            broadcasts.noteRemoval()
             // The tracker's side only drops its weak reference: nothing to carry out.
             subscriptions.drop(key: observableKey)
             return (removed, admit(removed, &callbacks))
@@ -1464,7 +1472,7 @@ public final class GraphNode: @unchecked Sendable {
     func _beginBroadcast(_ flag: UnsafeMutablePointer<Bool>) -> (ContiguousArray<_Slot>, UInt) {
         let thread = _currentThreadID()
         return _state.withLock { state in
-            state.observers.broadcasts.append(_ActiveBroadcast(thread: thread, flag: flag))
+            state.broadcasts.begin(_ActiveBroadcast(thread: thread, flag: flag))
             return (state.observers.slots, state.observers.layout)
         }
     }
@@ -1477,8 +1485,8 @@ public final class GraphNode: @unchecked Sendable {
     ) {
         let thread = _currentThreadID()
         return _state.withLock { state in
-            state.observers.broadcasts.append(_ActiveBroadcast(thread: thread, flag: flag))
-            let generation = state.observers.generation
+            state.broadcasts.begin(_ActiveBroadcast(thread: thread, flag: flag))
+            let generation = state.observers.extras().generation
             return (known == generation ? nil : state.observers.slots, state.observers.layout, generation)
         }
     }
@@ -1486,7 +1494,7 @@ public final class GraphNode: @unchecked Sendable {
     /// Makes `watcher` hear of every change of this node's observers (see `_RegistryWatcher`).
     @usableFromInline
     func _watchObservers(_ watcher: any _RegistryWatcher) {
-        _state.withLock { $0.observers.watcher = watcher }
+        _state.withLock { $0.observers.extras().watcher = watcher }
     }
 
     /// The observer slots and their layout, for a layer that keeps its own list of them.
@@ -1507,12 +1515,7 @@ public final class GraphNode: @unchecked Sendable {
     @usableFromInline
     func _endBroadcast(_ flag: UnsafeMutablePointer<Bool>, layout: UInt, dead: [_DeadEntry]) {
         _state.withLock { state in
-            // Broadcasts on one node nest, so this one is nearly always the last.
-            if state.observers.broadcasts.last?.flag == flag {
-                state.observers.broadcasts.removeLast()
-            } else if let i = state.observers.broadcasts.lastIndex(where: { $0.flag == flag }) {
-                state.observers.broadcasts.remove(at: i)
-            }
+            state.broadcasts.end(flag)
             if !dead.isEmpty {
                 state.observers.dropDead(dead, layout: layout)
                 state.forgetIsolationOfUnregistered(dead)
@@ -1609,18 +1612,13 @@ enum _InsertOutcome {
     case present(AnyObject)
 }
 
-/// An entry taken out by `detachAll`, with whether it is already removed.
-struct _Detached {
-    let object: AnyObject
-    let bits: UInt64
-    let box: _ValueObserverBox?
-    var removed: Bool
-}
-
 @usableFromInline
 struct _NodeState {
+    // With the lock, these fit in 128 bytes (see `_Registry`).
     @usableFromInline var observers = _Registry()
     @usableFromInline var subscriptions = _Registry()
+    /// The broadcasts running on `observers`.
+    @usableFromInline var broadcasts = _BroadcastList()
     /// Where observers added from an actor live, and posts waiting for those actors; `nil` until
     /// the first observer is added with an isolation.
     @usableFromInline var isolation: _NodeIsolation?
@@ -1637,6 +1635,38 @@ struct _NodeState {
     }
 }
 
+/// The broadcasts running on a node's observers, innermost last.
+@usableFromInline
+struct _BroadcastList {
+    var running: [_ActiveBroadcast] = []
+
+    @usableFromInline init() {}
+
+    mutating func begin(_ broadcast: _ActiveBroadcast) {
+        running.append(broadcast)
+    }
+
+    mutating func end(_ flag: UnsafeMutablePointer<Bool>) {
+        // Broadcasts on one node nest, so this one is nearly always the last.
+        if running.last?.flag == flag {
+            running.removeLast()
+        } else if let i = running.lastIndex(where: { $0.flag == flag }) {
+            running.remove(at: i)
+        }
+    }
+
+    /// An observer was removed: the broadcasts running on this thread must re-check each
+    /// observer from now on.
+    @usableFromInline
+    func noteRemoval() {
+        guard !running.isEmpty else { return }
+        let thread = _currentThreadID()
+        for broadcast in running where broadcast.thread == thread {
+            broadcast.flag.pointee = true
+        }
+    }
+}
+
 /// The graph callbacks of one observable, in the order its edge changes took effect.
 ///
 /// Each change is admitted in the critical section that makes it. If no thread is delivering
@@ -1647,11 +1677,19 @@ struct _NodeState {
 /// one. Nobody waits for anybody, so the queue cannot deadlock.
 @usableFromInline
 struct _CallbackQueue {
-    /// A thread has the turn. While `false`, `pending` is empty.
-    var delivering = false
-    var pending: [_PendingCallback] = []
+    /// `nil` while no thread has the turn; otherwise what is queued behind the thread that has
+    /// it (one word, where a flag and an array took two: see `_Registry`).
+    var pending: [_PendingCallback]?
 
     @usableFromInline init() {}
+
+    /// A thread has the turn.
+    var delivering: Bool { pending != nil }
+
+    /// Takes the turn (the caller checked that nobody has it).
+    mutating func takeTurn() {
+        if pending == nil { pending = [] }
+    }
 
     /// `true`: the caller has the turn, and fires the callbacks now; `false`: they were queued.
     /// A caller already `holdingTurn` fires them now only if nothing is queued before them.
@@ -1659,23 +1697,26 @@ struct _CallbackQueue {
     mutating func admit(
         _ observer: some GraphObserver, subscribed: Bool, removed: _Removed?, holdingTurn: Bool = false
     ) -> Bool {
-        if holdingTurn ? pending.isEmpty : !delivering {
-            delivering = true
+        if holdingTurn ? pending?.isEmpty ?? true : pending == nil {
+            takeTurn()
             return true
         }
-        pending.append(_PendingCallback(observer: observer, subscribed: subscribed, removed: removed))
+        var queued = pending ?? []
+        pending = nil  // so that `queued` is the only reference and grows in place
+        queued.append(_PendingCallback(observer: observer, subscribed: subscribed, removed: removed))
+        pending = queued
         return false
     }
 
     /// What was queued, moved out (released by the caller, after unlocking); `nil` when nothing
     /// is, which gives the turn back.
     mutating func takeBatch() -> [_PendingCallback]? {
-        guard !pending.isEmpty else {
-            delivering = false
+        guard let queued = pending, !queued.isEmpty else {
+            pending = nil
             return nil
         }
-        defer { pending = [] }
-        return pending
+        pending = []
+        return queued
     }
 }
 
@@ -1692,22 +1733,20 @@ struct _PendingCallback {
 /// to slot position (`_SlotIndex`), built once the registry outgrows a short scan.
 @usableFromInline
 struct _Registry {
+    // Five words: a node's lock, both its registries and the rest of its state fit in the first
+    // 128 bytes of its storage (two cache lines), so that an edge change on a node that is not
+    // in the cache, such as a tracking observer's, costs one memory fetch for its state. What
+    // few registries need lives in `_RegistryExtras`, allocated on first use.
     @usableFromInline var slots = ContiguousArray<_Slot>()
     /// Key to position; empty (no allocation) while `slots` is short enough to scan.
     var table = _SlotIndex()
-    /// Strong references to boxed struct observers (slots refer to the boxes weakly).
-    var boxes: [ObserverID: _ValueObserverBox] = [:]
-    var vacant = 0
+    private var vacantCount: UInt32 = 0
+    /// Slot count at which the next sweep for deallocated objects is due.
+    private var sweepMarkCount: UInt32 = 64
     /// Changes whenever slot positions change (compaction), so stale positions are detected.
     @usableFromInline var layout: UInt = 0
-    /// Changes whenever an entry is added or vacated, so that a reader keeping its own list of
-    /// the entries knows when to read them again.
-    @usableFromInline var generation: UInt = 0
-    /// Told of every change of `generation`, in the critical section that makes it.
-    @usableFromInline var watcher: (any _RegistryWatcher)?
-    @usableFromInline var broadcasts: [_ActiveBroadcast] = []
-    /// Slot count at which the next sweep for deallocated objects is due.
-    var sweepMark = 64
+    /// Boxes, the watcher and the generation; `nil` until one is needed.
+    private var rare: _RegistryExtras?
 
     /// Holes are compacted away once they make up this share of the slots (numerator over 4).
     static let compactionQuarters = 2
@@ -1715,6 +1754,38 @@ struct _Registry {
     static let capacityLimit = Int(Int32.max) - 1
 
     @usableFromInline init() {}
+
+    /// Vacated slots not compacted away yet (at most `capacityLimit`, so 32 bits hold it).
+    var vacant: Int {
+        get { Int(vacantCount) }
+        set { vacantCount = UInt32(truncatingIfNeeded: newValue) }
+    }
+
+    /// Slot count at which the next sweep is due (saturates at `UInt32.max`, which is never
+    /// reached: the registry refuses entries before that).
+    var sweepMark: Int {
+        get { Int(sweepMarkCount) }
+        set { sweepMarkCount = UInt32(clamping: newValue) }
+    }
+
+    /// The extras, allocated now if needed.
+    mutating func extras() -> _RegistryExtras {
+        if let rare { return rare }
+        let made = _RegistryExtras()
+        rare = made
+        return made
+    }
+
+    /// The boxes of struct observers (empty when none was ever added).
+    var boxes: [ObserverID: _ValueObserverBox] { rare?.boxes ?? [:] }
+
+    /// An entry was added or vacated: the generation moves and the watcher hears of it.
+    @inline(__always)
+    private func noteChange() {
+        guard let rare else { return }
+        rare.generation &+= 1
+        rare.watcher?.registryChanged()
+    }
 
     /// The position of the entry filed under `raw` (a key without flags), if any.
     @inline(__always)
@@ -1744,7 +1815,7 @@ struct _Registry {
             slots.append(_Slot(object: object, bits: raw | flags))
             if slots.count > _SlotIndex.scanLimit { table.rebuild(from: slots) }
         } else {
-            table.reserveOne()
+            table.reserveOne(count: slots.count - vacant)
             let probe = table.probe(raw, in: slots)
             if let old = probe.position {
                 if let existing = slots[old].loadObject() { return .present(existing) }
@@ -1755,9 +1826,8 @@ struct _Registry {
             }
             slots.append(_Slot(object: object, bits: raw | flags))
         }
-        if let box { boxes[key] = box }
-        generation &+= 1
-        watcher?.registryChanged()
+        if let box { extras().boxes[key] = box }
+        noteChange()
         var sweepDue = false
         if slots.count >= sweepMark {
             sweepMark = slots.count * 2
@@ -1783,8 +1853,7 @@ struct _Registry {
         let bits = slots[position].bits
         let object = slots[position].loadObject()
         vacate(position)
-        let box = bits & _SlotFlags.boxed != 0 ? boxes.removeValue(forKey: key) : nil
-        if object != nil { noteRemoval() }
+        let box = bits & _SlotFlags.boxed != 0 ? rare?.boxes.removeValue(forKey: key) : nil
         compactIfNeeded()
         _checkInvariants()
         guard let object else { return nil }
@@ -1807,41 +1876,8 @@ struct _Registry {
         }
         assert(slots[position].bits & _SlotFlags.boxed == 0, "ObserverGraph: drop(key:) on a boxed entry")
         vacate(position)
-        noteRemoval()
         compactIfNeeded()
         _checkInvariants()
-    }
-
-    /// Takes out every entry in order: plain entries are removed, tracking entries are returned
-    /// with `removed == false` for the caller to detach edge by edge.
-    mutating func detachAll() -> [_Detached] {
-        var result: [_Detached] = []
-        result.reserveCapacity(slots.count - vacant)
-        var removedAny = false
-        var vacatedAny = false
-        for position in slots.indices where slots[position].bits != 0 {
-            let bits = slots[position].bits
-            guard let object = slots[position].loadObject() else {
-                vacate(position)
-                vacatedAny = true
-                continue
-            }
-            if bits & _SlotFlags.tracking != 0 {
-                result.append(_Detached(object: object, bits: bits, box: nil, removed: false))
-                continue
-            }
-            vacate(position)
-            vacatedAny = true
-            let key = ObserverID(_raw: bits & _SlotFlags.keyMask)
-            let box = bits & _SlotFlags.boxed != 0 ? boxes.removeValue(forKey: key) : nil
-            result.append(_Detached(object: object, bits: bits, box: box, removed: true))
-            removedAny = true
-        }
-        if vacatedAny && !table.isEmpty { table.rebuild(from: slots) }
-        if removedAny { noteRemoval() }
-        compactIfNeeded()
-        _checkInvariants()
-        return result
     }
 
     @usableFromInline
@@ -1885,18 +1921,8 @@ struct _Registry {
     private mutating func vacate(_ position: Int) {
         slots[position].object = nil
         slots[position].bits = 0
-        vacant += 1
-        generation &+= 1
-        watcher?.registryChanged()
-    }
-
-    /// Marks the broadcasts running on this thread, which must re-check each observer from now on.
-    private func noteRemoval() {
-        guard !broadcasts.isEmpty else { return }
-        let thread = _currentThreadID()
-        for broadcast in broadcasts where broadcast.thread == thread {
-            broadcast.flag.pointee = true
-        }
+        vacantCount &+= 1
+        noteChange()
     }
 
     private mutating func compactIfNeeded() {
@@ -1945,9 +1971,6 @@ struct _Registry {
     @inline(__always)
     func _checkInvariants() {
         #if OBSERVERGRAPH_INTERNAL_CHECKS
-            precondition(
-                table.isEmpty || table.count == slots.count - vacant,
-                "ObserverGraph: index and slots disagree")
             if slots.count <= 256 {
                 let problems = violations()
                 precondition(problems.isEmpty, "ObserverGraph: \(problems)")
@@ -1961,8 +1984,8 @@ struct _Registry {
         if table.isEmpty && slots.count > _SlotIndex.scanLimit {
             problems.append("\(slots.count) slots but no index")
         }
-        if !table.isEmpty && table.count != slots.count - vacant {
-            problems.append("index has \(table.count) keys but \(slots.count - vacant) slots are used")
+        if !table.isEmpty && table.usedBuckets != slots.count - vacant {
+            problems.append("index has \(table.usedBuckets) keys but \(slots.count - vacant) slots are used")
         }
         var used = 0
         var boxed = 0
@@ -1988,6 +2011,21 @@ struct _Registry {
     }
 }
 
+/// What a registry needs only for struct observers or a watcher, kept apart so
+/// that registries stay small (see `_Registry`). Used only under the owning node's lock, so its
+/// exclusive access is not checked again at run time; registries are never copied while
+/// mutated, so no two of them share one.
+final class _RegistryExtras {
+    /// Strong references to boxed struct observers (slots refer to the boxes weakly).
+    @exclusivity(unchecked) var boxes: [ObserverID: _ValueObserverBox] = [:]
+    /// Told of every change of `generation`, in the critical section that makes it.
+    @exclusivity(unchecked) var watcher: (any _RegistryWatcher)?
+    /// Changes whenever an entry is added or vacated once the extras exist, so that a reader
+    /// keeping its own list of the entries (which reads this first, allocating the extras)
+    /// knows when to read them again.
+    @exclusivity(unchecked) var generation: UInt = 0
+}
+
 /// `registry.index[key]`: the position `key` is filed at, or `nil`.
 struct _RegistryIndexView {
     let registry: _Registry
@@ -2007,10 +2045,9 @@ struct _SlotIndex {
     /// Up to this many slots, the registry scans them instead of keeping an index.
     static let scanLimit = 8
 
+    // One word: the entry count is the registry's live slot count, and the bucket count, a
+    // power of two, gives the shift.
     private(set) var buckets = ContiguousArray<UInt64>()
-    private(set) var count = 0
-    /// 64 minus log2 of the bucket count: `hash >> shift` is a home bucket.
-    private var shift: UInt64 = 64
 
     private static let hashHalf: UInt64 = 0xFFFF_FFFF_0000_0000
 
@@ -2022,10 +2059,19 @@ struct _SlotIndex {
         (raw &* 0x9E37_79B9_7F4A_7C15) & hashHalf
     }
 
+    /// 64 minus log2 of the bucket count: `hash >> shift` is a home bucket.
     @inline(__always)
-    private func home(_ entry: UInt64) -> Int {
+    private var shift: UInt64 {
+        UInt64(truncatingIfNeeded: 64 &- buckets.count.trailingZeroBitCount)
+    }
+
+    @inline(__always)
+    private static func home(_ entry: UInt64, shift: UInt64) -> Int {
         Int(truncatingIfNeeded: entry >> shift)
     }
+
+    /// The entries, counted (for consistency checks only: O(buckets)).
+    var usedBuckets: Int { buckets.reduce(0) { $0 + ($1 == 0 ? 0 : 1) } }
 
     /// The bucket and slot position of `raw`, if it is indexed.
     @inline(__always)
@@ -2040,7 +2086,7 @@ struct _SlotIndex {
     func probe(_ raw: UInt64, in slots: ContiguousArray<_Slot>) -> (bucket: Int, position: Int?) {
         let hash = Self.hash(raw)
         let mask = buckets.count &- 1
-        var bucket = home(hash)
+        var bucket = Self.home(hash, shift: shift)
         while true {
             let entry = buckets[bucket]
             if entry == 0 { return (bucket, nil) }
@@ -2052,15 +2098,15 @@ struct _SlotIndex {
         }
     }
 
-    /// Makes room for one more entry (before `probe`, whose empty bucket `fill` then uses).
+    /// Makes room for one more entry, `count` being the entries indexed now (before `probe`,
+    /// whose empty bucket `fill` then uses).
     @inline(__always)
-    mutating func reserveOne() {
+    mutating func reserveOne(count: Int) {
         if (count &+ 1) &* 4 > buckets.count &* 3 { resize(to: buckets.count * 2) }
     }
 
     mutating func fill(_ bucket: Int, raw: UInt64, position: Int) {
         buckets[bucket] = Self.hash(raw) | UInt64(truncatingIfNeeded: position &+ 1)
-        count &+= 1
     }
 
     /// Points an entry at a new position (same key).
@@ -2072,20 +2118,20 @@ struct _SlotIndex {
     /// them before an empty bucket.
     mutating func remove(at bucket: Int) {
         let mask = buckets.count &- 1
+        let shift = self.shift
         var hole = bucket
         var next = (bucket &+ 1) & mask
         while true {
             let entry = buckets[next]
             if entry == 0 { break }
             // `entry` may move into the hole if the hole lies between its home and where it is.
-            if (next &- home(entry)) & mask >= (next &- hole) & mask {
+            if (next &- Self.home(entry, shift: shift)) & mask >= (next &- hole) & mask {
                 buckets[hole] = entry
                 hole = next
             }
             next = (next &+ 1) & mask
         }
         buckets[hole] = 0
-        count &-= 1
     }
 
     /// Re-indexes every used slot; no index when they are few enough to scan.
@@ -2099,25 +2145,23 @@ struct _SlotIndex {
         var capacity = 16
         while capacity * 3 < (used + 1) * 4 { capacity *= 2 }
         buckets = ContiguousArray(repeating: 0, count: capacity)
-        shift = UInt64(64 - capacity.trailingZeroBitCount)
-        count = 0
+        let shift = self.shift
         let mask = capacity - 1
         for position in slots.indices where slots[position].bits != 0 {
             let entry = Self.hash(slots[position].bits & _SlotFlags.keyMask) | UInt64(position + 1)
-            var bucket = home(entry)
+            var bucket = Self.home(entry, shift: shift)
             while buckets[bucket] != 0 { bucket = (bucket &+ 1) & mask }
             buckets[bucket] = entry
-            count += 1
         }
     }
 
     private mutating func resize(to capacity: Int) {
         let old = buckets
         buckets = ContiguousArray(repeating: 0, count: capacity)
-        shift = UInt64(64 - capacity.trailingZeroBitCount)
+        let shift = self.shift
         let mask = capacity - 1
         for entry in old where entry != 0 {
-            var bucket = home(entry)
+            var bucket = Self.home(entry, shift: shift)
             while buckets[bucket] != 0 { bucket = (bucket &+ 1) & mask }
             buckets[bucket] = entry
         }

@@ -152,6 +152,11 @@ case "hand-unsubscribe", "hand-lookup":
     for observer in observers { _ = hand.add(observer) }
 case "unsubscribe-tracking":
     for tracker in trackers { subject.addObserver(tracker) }
+case "subscribe-tracking":
+    // As in the churn benchmark, whose trackers are reused: each one's list of subscriptions
+    // already has its storage.
+    for tracker in trackers { subject.addObserver(tracker) }
+    for tracker in trackers { subject.removeObserver(tracker) }
 default:
     break
 }
