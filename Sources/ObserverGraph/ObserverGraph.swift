@@ -960,10 +960,15 @@ extension GraphObservable {
             // its node). A live entry under that key is this observer (two observers with one
             // `ObserverID` are the same observer): found without reading its class.
             let key = observer.observerID
-            if node._state.withLock({ $0.observers.liveObject(for: key) }) != nil { return true }
-            // The class check reads the class from the reference (no copy of it) and answers from
-            // the cache when it can.
-            guard !_graphIsKnownPlainClass(ObjectIdentifier(type(of: observer))),
+            let (live, mayHoldTracking) = node._state.withLock {
+                ($0.observers.liveObject(for: key), $0.observers.mayHoldTracking)
+            }
+            if live != nil { return true }
+            // Its class is only looked at when this observable may have a tracking observer at
+            // all: reading the class is a memory fetch of the observer, which an absent lookup
+            // otherwise never makes. The class check reads the class from the reference (no copy
+            // of it) and answers from the cache when it can.
+            guard mayHoldTracking, !_graphIsKnownPlainClass(ObjectIdentifier(type(of: observer))),
                 let object = observer._graphObjectIfClass,
                 let trackerNode = _graphDynamicTrackingNode(object)
             else { return false }
@@ -1740,7 +1745,9 @@ struct _Registry {
     @usableFromInline var slots = ContiguousArray<_Slot>()
     /// Key to position; empty (no allocation) while `slots` is short enough to scan.
     var table = _SlotIndex()
-    private var vacantCount: UInt32 = 0
+    /// Vacated slots in the low 31 bits (at most `capacityLimit`); in the top bit, whether a
+    /// tracking entry was added since the registry was last empty.
+    private var vacantAndTracking: UInt32 = 0
     /// Slot count at which the next sweep for deallocated objects is due.
     private var sweepMarkCount: UInt32 = 64
     /// Changes whenever slot positions change (compaction), so stale positions are detected.
@@ -1757,9 +1764,18 @@ struct _Registry {
 
     /// Vacated slots not compacted away yet (at most `capacityLimit`, so 32 bits hold it).
     var vacant: Int {
-        get { Int(vacantCount) }
-        set { vacantCount = UInt32(truncatingIfNeeded: newValue) }
+        get { Int(vacantAndTracking & Self.vacantMask) }
+        set {
+            vacantAndTracking = vacantAndTracking & ~Self.vacantMask | UInt32(truncatingIfNeeded: newValue)
+        }
     }
+
+    private static var vacantMask: UInt32 { 0x7FFF_FFFF }
+
+    /// `false` when the registry surely holds no tracking entry (none was added since it was
+    /// last empty), so that a query need not find out whether an observer is a tracking one.
+    @usableFromInline
+    var mayHoldTracking: Bool { vacantAndTracking & ~Self.vacantMask != 0 }
 
     /// Slot count at which the next sweep is due (saturates at `UInt32.max`, which is never
     /// reached: the registry refuses entries before that).
@@ -1827,6 +1843,7 @@ struct _Registry {
             slots.append(_Slot(object: object, bits: raw | flags))
         }
         if let box { extras().boxes[key] = box }
+        if flags & _SlotFlags.tracking != 0 { vacantAndTracking |= ~Self.vacantMask }
         noteChange()
         var sweepDue = false
         if slots.count >= sweepMark {
@@ -1921,7 +1938,7 @@ struct _Registry {
     private mutating func vacate(_ position: Int) {
         slots[position].object = nil
         slots[position].bits = 0
-        vacantCount &+= 1
+        vacantAndTracking &+= 1
         noteChange()
     }
 
@@ -1935,7 +1952,7 @@ struct _Registry {
                 slots.removeAll(keepingCapacity: slots.count <= 1024)
             }
             if !table.isEmpty { table = _SlotIndex() }
-            vacant = 0
+            vacantAndTracking = 0  // no hole, no tracking entry
             layout &+= 1
             return
         }
@@ -1944,9 +1961,11 @@ struct _Registry {
         // takes the weak reference along (no copy, no reference count traffic); the vacated
         // slot is left as an empty one.
         var kept = 0
+        var tracking: UInt64 = 0
         slots.withUnsafeMutableBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return }
             for position in 0..<buffer.count where base[position].bits != 0 {
+                tracking |= base[position].bits & _SlotFlags.tracking
                 if kept != position {
                     (base + kept).deinitialize(count: 1)
                     (base + kept).moveInitialize(from: base + position, count: 1)
@@ -1958,7 +1977,7 @@ struct _Registry {
         slots.removeSubrange(kept...)
         if slots.capacity > 4 * slots.count { slots = ContiguousArray(slots) }  // hand back memory
         table.rebuild(from: slots)
-        vacant = 0
+        vacantAndTracking = tracking == 0 ? 0 : ~Self.vacantMask  // no hole; tracking entries kept?
         layout &+= 1
     }
 
@@ -1995,6 +2014,9 @@ struct _Registry {
             let key = ObserverID(_raw: bits & _SlotFlags.keyMask)
             if self.position(of: key._raw) != position {
                 problems.append("slot \(position) (\(key)) is not indexed at its position")
+            }
+            if bits & _SlotFlags.tracking != 0 && !mayHoldTracking {
+                problems.append("tracking slot \(position) but the registry says it holds none")
             }
             if bits & _SlotFlags.boxed != 0 {
                 boxed += 1

@@ -128,6 +128,31 @@ struct RegistryStorageTests {
         }
     }
 
+    @Test("A tracking subclass is found again after its observable was emptied and compacted")
+    func trackingSubclassAfterEmptyingAndCompaction() {
+        // Queries skip the class check while an observable has had no tracking observer since it
+        // was last empty; emptying and compaction must not lose track of one added later.
+        let subject = Subject("S")
+        let tracking = TrackingBelow()
+        let asBase: PlainBase = tracking
+        let plain = (0..<40).map { _ in PlainBase() }
+        withExtendedLifetime((plain, tracking)) {
+            #expect(subject.addObserver(asBase) != nil)
+            #expect(subject.removeObserver(asBase) != nil)  // empty now
+            #expect(!subject.hasObserver(asBase))
+            for observer in plain { subject.addObserver(observer) }
+            #expect(!subject.hasObserver(asBase))
+            #expect(subject.addObserver(asBase) != nil)
+            #expect(subject.hasObserver(asBase))
+            // Half the plain ones leave: the list is compacted with the tracking entry kept.
+            for observer in plain.prefix(30) { subject.removeObserver(observer) }
+            #expect(subject.hasObserver(asBase) && asBase.isSubscribed(to: subject))
+            #expect(subject.observerCount == 11)
+            #expect(subject.removeObserver(asBase) != nil)
+            #expect(!subject.hasObserver(asBase) && subject.observerCount == 10)
+        }
+    }
+
     @Test("A class observer with its own observerID is found under it, as every operation files it")
     func classWithOwnIdentity() {
         let subject = Subject("S")
