@@ -848,7 +848,19 @@ extension GraphObservable {
     @inlinable
     @discardableResult
     public func removeObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
-        let trackerNode = observer._graphTrackingNodeOrCast
+        // A class known not to adopt `GraphTrackingObserver` is answered from its class, read
+        // from the reference: `_graphTrackingNodeOrCast` would first copy the reference (a
+        // retain and a release, which are slow on an object that has weak references).
+        let trackerNode: GraphNode?
+        if let node = observer._graphTrackingNode {
+            trackerNode = node
+        } else if !(Observer.self is AnyObject.Type)
+            || _graphIsKnownPlainClass(ObjectIdentifier(type(of: observer)))
+        {
+            trackerNode = nil
+        } else {
+            trackerNode = observer._graphObjectIfClass.flatMap(_graphDynamicTrackingNode)
+        }
         let key = trackerNode == nil ? observer.observerID : ObserverID(_raw: 0)
         return _removeObserver(observer, trackerNode: trackerNode, key: key) ? observer : nil
     }
@@ -856,7 +868,7 @@ extension GraphObservable {
     /// Removes the edge to `observer`, filed under `trackerNode` for a tracking observer, else
     /// under `key`, and fires (or queues) its callbacks; `false` if it was not there. A caller
     /// `holdingTurn` keeps the turn (and gives it back itself, with `_deliverQueuedCallbacks`).
-    @usableFromInline
+    @inlinable
     func _removeObserver<Observer: GraphObserver>(
         _ observer: Observer, trackerNode: GraphNode?, key: ObserverID, holdingTurn: Bool = false
     ) -> Bool {
