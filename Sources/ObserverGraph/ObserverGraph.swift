@@ -1420,10 +1420,14 @@ public final class GraphNode: @unchecked Sendable {
         return _withEdge(observable: observable, tracker: tracker) {
             observers, subscriptions, callbacks, isolation, broadcasts in
             isolation?.forget(trackerKey)
+            // The tracker's entry is found first, so that the memory fetch of its list (in
+            // random order, rarely in the cache) overlaps with the search of the observable's
+            // index instead of following it. Removing from `observers` leaves it where it is.
+            let place = subscriptions.locate(observableKey)
             guard let removed = observers.remove(key: trackerKey) else { return (nil, false) }
             broadcasts.noteRemoval()
             // The tracker's side only drops its weak reference: nothing to carry out.
-            subscriptions.drop(key: observableKey)
+            if let place { subscriptions.drop(at: place) }
             return (removed, admit(removed, &callbacks))
         }
     }
@@ -1894,17 +1898,24 @@ struct _Registry {
     /// entries without a box (a tracker's subscriptions never have one): releasing a box here
     /// would release a user's value under the lock.
     mutating func drop(key: ObserverID) {
-        let position: Int
+        if let place = locate(key) { drop(at: place) }
+    }
+
+    /// Where `key` is filed: its index bucket (when there is an index) and its position.
+    func locate(_ key: ObserverID) -> (bucket: Int?, position: Int)? {
         if table.isEmpty {
-            guard let found = self.position(of: key._raw) else { return }
-            position = found
-        } else {
-            guard let found = table.find(key._raw, in: slots) else { return }
-            table.remove(at: found.bucket)
-            position = found.position
+            guard let position = position(of: key._raw) else { return nil }
+            return (nil, position)
         }
-        assert(slots[position].bits & _SlotFlags.boxed == 0, "ObserverGraph: drop(key:) on a boxed entry")
-        vacate(position)
+        guard let found = table.find(key._raw, in: slots) else { return nil }
+        return (found.bucket, found.position)
+    }
+
+    /// `drop(key:)` of the entry that `locate` found, this registry unchanged since.
+    mutating func drop(at place: (bucket: Int?, position: Int)) {
+        if let bucket = place.bucket { table.remove(at: bucket) }
+        assert(slots[place.position].bits & _SlotFlags.boxed == 0, "ObserverGraph: drop on a boxed entry")
+        vacate(place.position)
         compactIfNeeded()
         _checkInvariants()
     }
