@@ -1808,6 +1808,17 @@ struct _Registry {
         return made
     }
 
+    /// Gives this copy extras of its own, holding the boxes and the generation as they are now
+    /// (no watcher), so that it shares nothing with the registry it was copied from: for a copy
+    /// that is read after unlocking. Under the lock of the registry's node.
+    mutating func detachExtras() {
+        guard let rare else { return }
+        let own = _RegistryExtras()
+        own.boxes = rare.boxes
+        own.generation = rare.generation
+        self.rare = own
+    }
+
     /// The boxes of struct observers (empty when none was ever added).
     var boxes: [ObserverID: _ValueObserverBox] { rare?.boxes ?? [:] }
 
@@ -2058,8 +2069,9 @@ struct _Registry {
 
 /// What a registry needs only for struct observers or a watcher, kept apart so
 /// that registries stay small (see `_Registry`). Used only under the owning node's lock, so its
-/// exclusive access is not checked again at run time; registries are never copied while
-/// mutated, so no two of them share one.
+/// exclusive access is not checked again at run time. A copy of a registry shares it with the
+/// original: a copy that outlives the lock (the diagnostics' consistent cut) first gets extras of
+/// its own (`detachExtras()`).
 final class _RegistryExtras {
     /// Strong references to boxed struct observers (slots refer to the boxes weakly).
     @exclusivity(unchecked) var boxes: [ObserverID: _ValueObserverBox] = [:]
@@ -2279,7 +2291,11 @@ extension GraphNode {
         states.reserveCapacity(nodes.count)
         for node in nodes {
             node._state._lockUnscoped()
-            states.append(node._state._stateWhileLocked)
+            var state = node._state._stateWhileLocked
+            // The copies are read after unlocking, while the nodes go on changing.
+            state.observers.detachExtras()
+            state.subscriptions.detachExtras()
+            states.append(state)
         }
         whileLocked(states)
         for node in nodes.reversed() { node._state._unlockUnscoped() }

@@ -175,6 +175,36 @@ struct ConcurrencyTests {
         #expect(problems["violations"] == 0)
     }
 
+    @Test("An audit and a snapshot taken while struct observers join and leave read a consistent cut")
+    func auditWhileStructObserversChange() {
+        // A struct observer is kept in a box that its observable holds; the audit and the
+        // snapshot read the boxes they captured after unlocking, while the other thread goes on
+        // adding and removing them (a copy of the live boxes once crashed here, and the thread
+        // sanitizer saw the race).
+        let subject = Subject("S")
+        let node = subject.graphNode
+        let problems = Counters()
+        race(threads: 2) { thread in
+            if thread == 0 {
+                for round in 0..<6_000 {
+                    let observer = KeyedObserver(observerID: ObserverID(), payload: nil)
+                    if subject.addObserver(observer) == nil { problems.bump("add") }
+                    if round % 3 != 0, subject.removeObserver(observer) == nil { problems.bump("remove") }
+                }
+            } else {
+                for round in 0..<1_000 {
+                    problems.bump("violations", by: GraphNode.consistencyViolations(among: [node]).count)
+                    if round % 100 == 0, !GraphSnapshot(observables: [subject]).isConsistent {
+                        problems.bump("snapshot")
+                    }
+                }
+            }
+        }
+        #expect(problems["add"] == 0 && problems["remove"] == 0)
+        #expect(problems["violations"] == 0 && problems["snapshot"] == 0)
+        #expect(subject.observerCount == 2_000)
+    }
+
     @Test("After unsubscribe returns, broadcasts that start later on any thread never call the observer")
     func crossThreadRemoval() {
         for _ in 0..<20 {
