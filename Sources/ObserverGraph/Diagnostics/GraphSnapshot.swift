@@ -340,14 +340,16 @@ private struct _Discovery {
     }
 
     /// Reads each queued node on its own, and meets the objects it lists, until no node is
-    /// queued. The states are copied under each node's lock; objects are loaded after unlocking.
+    /// queued. The edge lists are copied under each node's lock; objects are loaded after unlocking.
     mutating func explore() {
         while let node = frontier.popLast() {
-            let state = node._state.withLock { $0 }
-            for slot in state.observers.slots where slot.bits & _SlotFlags.boxed == 0 {
+            let (observers, subscriptions) = node._state.withLock {
+                ($0.observers.slots, $0.subscriptions.slots)
+            }
+            for slot in observers where slot.bits & _SlotFlags.boxed == 0 {
                 if let object = slot.object { meet(object) }
             }
-            for slot in state.subscriptions.slots {
+            for slot in subscriptions {
                 if let object = slot.object { meet(object) }
             }
         }
