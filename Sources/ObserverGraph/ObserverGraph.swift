@@ -594,6 +594,17 @@ extension GraphObserver {
         return _graphDynamicTrackingNode(object)
     }
 
+    /// `_graphTrackingNodeOrCast`, answered from the class when the class is known (cached) not to
+    /// adopt `GraphTrackingObserver`: the class is read from the reference, which is not copied
+    /// (a copy is a retain and a release, which are slow on an object that has weak references).
+    @inlinable
+    var _graphTrackingNodeFromClass: GraphNode? {
+        guard Self.self is AnyObject.Type else { return nil }
+        if let node = _graphTrackingNode { return node }
+        guard !_graphIsKnownPlainClass(ObjectIdentifier(type(of: self))) else { return nil }
+        return _graphObjectIfClass.flatMap(_graphDynamicTrackingNode)
+    }
+
     /// This observer as an object reference when it is a class instance, without the bridging
     /// machinery that `as AnyObject` goes through in generic code; `nil` for a value type.
     @inlinable
@@ -795,37 +806,55 @@ extension GraphObservable {
     func _insertObserver<Observer: GraphObserver>(
         _ observer: Observer, isolation: (any Actor)?, queueing: Bool
     ) -> (outcome: _InsertOutcome, turn: Bool) {
+        guard Observer.self is AnyObject.Type else {
+            return _insertValueObserver(observer, isolation: isolation, queueing: queueing)
+        }
         let node = graphNode
-        let instance = observer._graphObjectIfClass
-        if let object = instance, let trackerNode = observer._graphTrackingNode(object: object) {
+        // The observer's reference is borrowed, not copied (a copy is a retain and a release,
+        // which are slow on an object that has weak references): the slot refers to it weakly,
+        // and the caller holds it until this returns.
+        let reference = unsafeBitCast(observer, to: Unmanaged<AnyObject>.self)
+        if let trackerNode = observer._graphTrackingNodeFromClass {
             let trackerKey = ObserverID(trackerNode)
             let selfKey = ObserverID(node)
-            return GraphNode._withEdge(observable: node, tracker: trackerNode) {
-                observers, subscriptions, callbacks, isolations, _ in
-                let outcome = observers.insert(
-                    key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
-                guard case .inserted = outcome else { return (outcome, false) }
-                _NodeIsolation.record(isolation, for: trackerKey, in: &isolations)
-                // Present here only if inconsistent, which the edge lock rules out; an entry
-                // left by a deallocated object is replaced.
-                _ = subscriptions.insert(key: selfKey, object: self, flags: 0, box: nil)
-                guard queueing else { return (outcome, false) }
-                return (outcome, callbacks.admit(observer, subscribed: true, removed: nil))
+            return reference._withUnsafeGuaranteedRef { object in
+                GraphNode._withEdge(observable: node, tracker: trackerNode) {
+                    observers, subscriptions, callbacks, isolations, _ in
+                    let outcome = observers.insert(
+                        key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
+                    guard case .inserted = outcome else { return (outcome, false) }
+                    _NodeIsolation.record(isolation, for: trackerKey, in: &isolations)
+                    // Present here only if inconsistent, which the edge lock rules out; an entry
+                    // left by a deallocated object is replaced.
+                    _ = subscriptions.insert(key: selfKey, object: self, flags: 0, box: nil)
+                    guard queueing else { return (outcome, false) }
+                    return (outcome, callbacks.admit(observer, subscribed: true, removed: nil))
+                }
             }
         }
         let key = observer.observerID
-        let object: AnyObject
-        let box: _ValueObserverBox?
-        if let instance {
-            object = instance
-            box = nil
-        } else {
-            let newBox = _ValueObserverBox(observer)
-            object = newBox
-            box = newBox
+        return reference._withUnsafeGuaranteedRef { object in
+            node._state.withLock { state in
+                let outcome = state.observers.insert(key: key, object: object, flags: 0, box: nil)
+                if case .inserted = outcome {
+                    _NodeIsolation.record(isolation, for: key, in: &state.isolation)
+                }
+                guard case .inserted = outcome, queueing else { return (outcome, false) }
+                return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil))
+            }
         }
-        let flags = box == nil ? 0 : _SlotFlags.boxed
-        return node._state.withLock { state in
+    }
+
+    /// `_insertObserver` of a struct observer, which a box holds.
+    @inlinable
+    func _insertValueObserver<Observer: GraphObserver>(
+        _ observer: Observer, isolation: (any Actor)?, queueing: Bool
+    ) -> (outcome: _InsertOutcome, turn: Bool) {
+        let key = observer.observerID
+        let box = _ValueObserverBox(observer)
+        let object: AnyObject = box
+        let flags = _SlotFlags.boxed
+        return graphNode._state.withLock { state in
             let outcome = state.observers.insert(key: key, object: object, flags: flags, box: box)
             if case .inserted = outcome { _NodeIsolation.record(isolation, for: key, in: &state.isolation) }
             guard case .inserted = outcome, queueing else { return (outcome, false) }
@@ -848,19 +877,7 @@ extension GraphObservable {
     @inlinable
     @discardableResult
     public func removeObserver<Observer: GraphObserver>(_ observer: Observer) -> Observer? {
-        // A class known not to adopt `GraphTrackingObserver` is answered from its class, read
-        // from the reference: `_graphTrackingNodeOrCast` would first copy the reference (a
-        // retain and a release, which are slow on an object that has weak references).
-        let trackerNode: GraphNode?
-        if let node = observer._graphTrackingNode {
-            trackerNode = node
-        } else if !(Observer.self is AnyObject.Type)
-            || _graphIsKnownPlainClass(ObjectIdentifier(type(of: observer)))
-        {
-            trackerNode = nil
-        } else {
-            trackerNode = observer._graphObjectIfClass.flatMap(_graphDynamicTrackingNode)
-        }
+        let trackerNode = observer._graphTrackingNodeFromClass
         let key = trackerNode == nil ? observer.observerID : ObserverID(_raw: 0)
         return _removeObserver(observer, trackerNode: trackerNode, key: key) ? observer : nil
     }
@@ -873,11 +890,30 @@ extension GraphObservable {
         _ observer: Observer, trackerNode: GraphNode?, key: ObserverID, holdingTurn: Bool = false
     ) -> Bool {
         let node = graphNode
+        let found: Bool
         let removed: _Removed?
         let now: Bool
-        if let trackerNode {
-            (removed, now) = GraphNode._detachEdge(observable: node, tracker: trackerNode) {
-                $1.admit(observer, subscribed: false, removed: $0, holdingTurn: holdingTurn)
+        if Observer.self is AnyObject.Type {
+            // The observer is known by its address, without copying its reference (see
+            // `_insertObserver`); when the entry is this very object, the removal carries
+            // nothing out.
+            let address = unsafeBitCast(observer, to: Unmanaged<AnyObject>.self).toOpaque()
+            if let trackerNode {
+                (found, removed, now) = GraphNode._detachEdge(
+                    observable: node, tracker: trackerNode, held: address
+                ) {
+                    $1.admit(observer, subscribed: false, removed: $0, holdingTurn: holdingTurn)
+                }
+            } else {
+                (found, removed, now) = node._state.withLock { state in
+                    state.isolation?.forget(key)
+                    let (found, removed) = state.observers.remove(key: key, heldAt: address)
+                    guard found else { return (false, nil, false) }
+                    state.broadcasts.noteRemoval()
+                    let now = state.callbacks.admit(
+                        observer, subscribed: false, removed: removed, holdingTurn: holdingTurn)
+                    return (true, removed, now)
+                }
             }
         } else {
             (removed, now) = node._state.withLock { state in
@@ -888,8 +924,9 @@ extension GraphObservable {
                     observer, subscribed: false, removed: removed, holdingTurn: holdingTurn)
                 return (removed, now)
             }
+            found = removed != nil
         }
-        guard let removed else { return false }
+        guard found else { return false }
         if now {
             observer.didUnsubscribe(from: self)
             self.observer(observer, didSubscribe: false)
@@ -1413,8 +1450,9 @@ public final class GraphNode: @unchecked Sendable {
     /// the tracker's recorded isolation is forgotten in it too.
     @usableFromInline
     static func _detachEdge(
-        observable: GraphNode, tracker: GraphNode, admit: (_Removed, inout _CallbackQueue) -> Bool
-    ) -> (removed: _Removed?, turn: Bool) {
+        observable: GraphNode, tracker: GraphNode, held: UnsafeMutableRawPointer,
+        admit: (_Removed?, inout _CallbackQueue) -> Bool
+    ) -> (found: Bool, removed: _Removed?, turn: Bool) {
         let trackerKey = ObserverID(tracker)
         let observableKey = ObserverID(observable)
         return _withEdge(observable: observable, tracker: tracker) {
@@ -1424,11 +1462,12 @@ public final class GraphNode: @unchecked Sendable {
             // random order, rarely in the cache) overlaps with the search of the observable's
             // index instead of following it. Removing from `observers` leaves it where it is.
             let place = subscriptions.locate(observableKey)
-            guard let removed = observers.remove(key: trackerKey) else { return (nil, false) }
+            let (found, removed) = observers.remove(key: trackerKey, heldAt: held)
+            guard found else { return (false, nil, false) }
             broadcasts.noteRemoval()
             // The tracker's side only drops its weak reference: nothing to carry out.
             if let place { subscriptions.drop(at: place) }
-            return (removed, admit(removed, &callbacks))
+            return (true, removed, admit(removed, &callbacks))
         }
     }
 
@@ -1902,6 +1941,21 @@ struct _Registry {
         _checkInvariants()
         guard let object else { return nil }
         return _Removed(object: object, box: box)
+    }
+
+    /// `remove(key:)` for a caller that holds the object it removes, at address `held`: when the
+    /// entry is that very object, the reference loaded to see that it is alive is released here,
+    /// under the lock (no deinit can run: the caller's reference keeps the object alive), and
+    /// nothing is carried out. `found` is whether a live entry was removed.
+    @usableFromInline
+    mutating func remove(key: ObserverID, heldAt held: UnsafeMutableRawPointer) -> (
+        found: Bool, carry: _Removed?
+    ) {
+        guard let removed = remove(key: key) else { return (false, nil) }
+        if removed.box == nil, Unmanaged.passUnretained(removed.object).toOpaque() == held {
+            return (true, nil)
+        }
+        return (true, removed)
     }
 
     /// Removes `key` without loading its object (dropping a weak reference runs no deinit):
