@@ -28,6 +28,11 @@ enum Churn {
     static let openCombine = "OpenCombine"
     static let notificationCenter = "NotificationCenter"
     static let handRegistry = "hand registry"
+    /// The floor of holding observers weakly: only the weak references are made and destroyed
+    /// (appended in order, destroyed where they are: no index, no lock, no duplicate check).
+    static let weakFloor = "limit: weak references only"
+    /// The floor of finding observers by identity: `Set<ObjectIdentifier>` insert and remove.
+    static let indexFloor = "limit: Set<ObjectIdentifier> only"
 
     enum Order: String, CaseIterable {
         case inOrder = "in-order"
@@ -132,6 +137,44 @@ enum Churn {
                     return (middle - start, end - middle)
                 }
             })
+        // The two floors of a registry that holds its observers weakly and finds them by
+        // identity, each measured alone. Any such registry does at least the work of both.
+        var weakPositions = [Int](repeating: 0, count: n)
+        contenders.append(
+            Contender(name: weakFloor) {
+                sample {
+                    var slots = ContiguousArray<Weak>()
+                    let start = monotonicNanoseconds()
+                    for p in subscribeOrder {
+                        weakPositions[p] = slots.count
+                        slots.append(Weak(object: plain[p]))
+                    }
+                    let middle = monotonicNanoseconds()
+                    for p in unsubscribeOrder { slots[weakPositions[p]].object = nil }
+                    let end = monotonicNanoseconds()
+                    verify(
+                        slots.count == n && slots[n - 1].object == nil, "weak floor: \(slots.count) of \(n)")
+                    return (middle - start, end - middle)
+                }
+            })
+        contenders.append(
+            Contender(name: indexFloor) {
+                sample {
+                    var index = Set<ObjectIdentifier>()
+                    var done = 0
+                    let start = monotonicNanoseconds()
+                    for p in subscribeOrder where index.insert(ObjectIdentifier(plain[p])).inserted {
+                        done &+= 1
+                    }
+                    let middle = monotonicNanoseconds()
+                    for p in unsubscribeOrder where index.remove(ObjectIdentifier(plain[p])) != nil {
+                        done &+= 1
+                    }
+                    let end = monotonicNanoseconds()
+                    verify(done == 2 * n, "index floor: \(done) of \(2 * n) operations succeeded")
+                    return (middle - start, end - middle)
+                }
+            })
         if n <= plan.churnPeerLimit {
             contenders.append(
                 Contender(name: openCombine) {
@@ -194,7 +237,9 @@ enum Churn {
         }
         for phase in Phase.allCases {
             for order in Order.allCases {
-                for implementation in [kit, kitTracking, handRegistry, openCombine, notificationCenter] {
+                for implementation in [
+                    kit, kitTracking, handRegistry, weakFloor, indexFloor, openCombine, notificationCenter,
+                ] {
                     guard let big = report.median(scenario(phase, order, large), implementation),
                         let little = report.median(scenario(phase, order, small), implementation)
                     else { continue }

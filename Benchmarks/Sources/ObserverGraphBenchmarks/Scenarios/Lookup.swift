@@ -4,7 +4,8 @@
 // random selection of 200k of them). Unit: nanoseconds per query. The reference is the bare
 // hash lookup a registry cannot beat: a `Set<ObjectIdentifier>` with no lock and no weak
 // reference. The hand registry (a dictionary of weak references behind the kit's lock) shows
-// what a lock and a weak load add to it. The peers have no such query.
+// what a lock and a weak load add to it, and the weak floor (the `Set` and then a weak load,
+// no lock) what holding observers weakly costs at the least. The peers have no such query.
 
 import ObserverGraph
 
@@ -18,6 +19,10 @@ enum Lookup {
     static let kitObserverSide = "kit isSubscribed(to:)"
     static let setLimit = "Set<ObjectIdentifier>"
     static let handRegistry = "hand registry"
+    /// The floor of a registry that holds its observers weakly: the `Set` lookup, then (when
+    /// found) a load of the observer's weak reference, which is the only way to see that the
+    /// entry is still alive. Weak references sit in an array in subscription order.
+    static let weakFloor = "limit: Set + weak load"
 
     static func scenario(present: Bool, _ n: Int) -> String {
         "lookup \(present ? "present" : "absent") N=\(sizeLabel(n))"
@@ -31,6 +36,7 @@ enum Lookup {
         let subject = Subject()
         for observer in present { subject.addObserver(observer) }
         let set = Set(present.map { ObjectIdentifier($0) })
+        let weaks = present.map { Weak(object: $0) }
         let registry = HandRegistry()
         for observer in present { _ = registry.add(observer) }
         let queries = min(n, plan.lookupQueriesPerSample)
@@ -70,7 +76,18 @@ enum Lookup {
             return [Double(elapsed) / Double(order.count)]
         }
 
-        let implementations = [kit, setLimit, kitObserverSide, handRegistry]
+        func weakFloorQueries(_ observers: [Obs], _ order: [Int], expected: Int) -> [Double] {
+            var hits = 0
+            let start = monotonicNanoseconds()
+            for p in order where set.contains(ObjectIdentifier(observers[p])) && weaks[p].object != nil {
+                hits &+= 1
+            }
+            let elapsed = monotonicNanoseconds() - start
+            verify(hits == expected, "weak floor lookup: \(hits) hits, expected \(expected)")
+            return [Double(elapsed) / Double(order.count)]
+        }
+
+        let implementations = [kit, setLimit, kitObserverSide, handRegistry, weakFloor]
         var contenders: [Contender] = []
         for isPresent in [true, false] {
             let observers = isPresent ? present : absent
@@ -84,6 +101,9 @@ enum Lookup {
                     observerSideQueries(observers, order, expected: expected)
                 },
                 Contender(name: prefix + handRegistry) { handQueries(observers, order, expected: expected) },
+                Contender(name: prefix + weakFloor) {
+                    weakFloorQueries(observers, order, expected: expected)
+                },
             ]
         }
         let stats = roundRobin(contenders, samples: plan.lookupSamples, warmup: 1)
@@ -95,6 +115,6 @@ enum Lookup {
                     reference: implementation == setLimit)
             }
         }
-        withExtendedLifetime((present, absent)) {}
+        withExtendedLifetime((present, absent, weaks)) {}
     }
 }
