@@ -679,13 +679,14 @@ extension GraphTrackingObserver {
     ///
     /// Thread safety: pure. Callbacks: none.
     /// - Complexity: O(1).
-    public var observerID: ObserverID { ObserverID(graphNode) }
+    @inlinable public var observerID: ObserverID { ObserverID(graphNode) }
 
     /// Default: `graphNode`, so that observables update this observer's subscription list.
+    /// Inlinable, so that a subscribe of a known tracking class reads its node directly.
     ///
     /// Thread safety: pure. Callbacks: none.
     /// - Complexity: O(1).
-    public var _graphTrackingNode: GraphNode? { graphNode }
+    @inlinable public var _graphTrackingNode: GraphNode? { graphNode }
 
     /// Every observable this observer is subscribed to, in subscription order.
     ///
