@@ -917,6 +917,8 @@ extension GraphObservable {
                 }
             }
         } else {
+            // Only classes track (`GraphTrackingObserver: AnyObject`): a struct is filed under `key`.
+            assert(trackerNode == nil, "ObserverGraph: a struct observer filed as a tracking one")
             (removed, now) = node._state.withLock { state in
                 state.isolation?.forget(key)
                 guard let removed = state.observers.remove(key: key) else { return (nil, false) }
@@ -1446,8 +1448,9 @@ public final class GraphNode: @unchecked Sendable {
         }
     }
 
-    /// Removes the edge observable → tracker on both sides at once; `nil` if it was not there.
-    /// `admit` runs in the same critical section when the edge was removed (see `_CallbackQueue`);
+    /// Removes the edge observable → tracker on both sides at once; `found` is `false` if it was
+    /// not there. `held` is the address of the tracking observer, which the caller holds (see
+    /// `_Registry.remove(key:heldAt:)`). `admit` runs in the same critical section when the edge was removed (see `_CallbackQueue`);
     /// the tracker's recorded isolation is forgotten in it too.
     @usableFromInline
     static func _detachEdge(
@@ -1659,7 +1662,8 @@ struct _DeadEntry {
     }
 }
 
-/// What a removal took out: the strong references are released by the caller after unlocking.
+/// What a removal took out: the strong references are released by the caller after unlocking
+/// (`_Registry.remove(key:heldAt:)` takes nothing out when the caller holds the object itself).
 @usableFromInline
 struct _Removed {
     let object: AnyObject
