@@ -382,25 +382,45 @@ func _graphIsKnownPlainClass(_ type: ObjectIdentifier) -> Bool {
 }
 
 /// Which classes are tracking observers (for `_graphTrackingNodeOrCast`): a small direct-mapped
-/// table; a collision only costs a recheck.
+/// table of words, each a class's metadata address with the answer in its low bit (metadata is
+/// pointer-aligned); a collision only costs a recheck. Every subscribe and unsubscribe of a class
+/// observer whose protocol hook says "not tracking" reads it.
 enum _TrackingClassCache {
-    private static let table = GraphLock<[UInt]>(Array(repeating: 0, count: 128))
-
     /// `true` or `false` if `type` was seen, `nil` if not (or evicted).
     static func lookup(_ type: UInt) -> Bool? {
-        let entry = table.withLock { $0[slot(type)] }
+        let entry = load(slot(type))
         guard entry & ~1 == type & ~1, entry != 0 else { return nil }
         return entry & 1 == 1
     }
 
     static func store(_ type: UInt, _ tracking: Bool) {
-        let entry = (type & ~1) | (tracking ? 1 : 0)
-        table.withLock { $0[slot(type)] = entry }
+        store((type & ~1) | (tracking ? 1 : 0), at: slot(type))
     }
 
     private static func slot(_ type: UInt) -> Int {
         Int(truncatingIfNeeded: (type >> 4) ^ (type >> 11)) & 127
     }
+
+    #if canImport(Darwin) || os(Windows) || !canImport(Synchronization)
+        private static let table = GraphLock<[UInt]>(Array(repeating: 0, count: 128))
+
+        private static func load(_ slot: Int) -> UInt { table.withLock { $0[slot] } }
+        private static func store(_ entry: UInt, at slot: Int) { table.withLock { $0[slot] = entry } }
+    #else
+        /// One atomic word per entry, allocated once and never freed: a lookup is one relaxed
+        /// load, where a lock round trip cost about 45 instructions. An entry is complete in
+        /// itself, so no ordering with other memory is needed.
+        nonisolated(unsafe) private static let table: UnsafeMutablePointer<Atomic<UInt>> = {
+            let table = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: 128)
+            for slot in 0..<128 { (table + slot).initialize(to: Atomic(0)) }
+            return table
+        }()
+
+        private static func load(_ slot: Int) -> UInt { table[slot].load(ordering: .relaxed) }
+        private static func store(_ entry: UInt, at slot: Int) {
+            table[slot].store(entry, ordering: .relaxed)
+        }
+    #endif
 }
 
 enum _ObserverIDSource {
@@ -2050,28 +2070,77 @@ struct _Registry {
             return
         }
         guard vacant >= 16, vacant * 4 >= slots.count * Self.compactionQuarters else { return }
-        // In place, keeping order: each kept slot moves down over the holes before it. A move
-        // takes the weak reference along (no copy, no reference count traffic); the vacated
-        // slot is left as an empty one.
-        var kept = 0
-        var tracking: UInt64 = 0
-        slots.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
-            for position in 0..<buffer.count where base[position].bits != 0 {
-                tracking |= base[position].bits & _SlotFlags.tracking
-                if kept != position {
-                    (base + kept).deinitialize(count: 1)
-                    (base + kept).moveInitialize(from: base + position, count: 1)
-                    (base + position).initialize(to: _Slot(object: nil, bits: 0))
+        // Each run of live slots moves down over the holes before it, keeping order. A move
+        // takes the weak references along (no copy, no reference count traffic), a run at a
+        // time. When the buffer would stay over four times the live count, the runs move into
+        // a buffer sized for them instead, which hands the memory back in the same pass.
+        let live = slots.count - vacant
+        var moved = _SlotMoves()
+        if slots.capacity > 4 * live {
+            let fresh = ContiguousArray<_Slot>(unsafeUninitializedCapacity: live) { target, initialized in
+                slots.withUnsafeMutableBufferPointer { source in
+                    guard let from = source.baseAddress, let to = target.baseAddress else { return }
+                    moved = Self.moveLiveSlots(from, count: source.count, to: to, inPlace: false)
                 }
-                kept += 1
+                initialized = moved.kept
             }
+            slots = fresh  // the old buffer holds only vacant slots now
+        } else {
+            slots.withUnsafeMutableBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return }
+                moved = Self.moveLiveSlots(base, count: buffer.count, to: base, inPlace: true)
+            }
+            slots.removeSubrange(moved.kept...)
         }
-        slots.removeSubrange(kept...)
-        if slots.capacity > 4 * slots.count { slots = ContiguousArray(slots) }  // hand back memory
-        table.rebuild(from: slots)
-        vacantAndTracking = tracking == 0 ? 0 : ~Self.vacantMask  // no hole; tracking entries kept?
+        assert(moved.kept == live, "ObserverGraph: \(moved.kept) live slots, \(live) expected")
+        // The index keeps its buckets (hashes do not depend on positions) unless it is far too
+        // large for what is left or the moves are too scattered to look up cheaply: then it is
+        // built again, one random write per entry.
+        if live <= _SlotIndex.scanLimit || table.bucketCount > 8 * live || moved.runs == nil {
+            table.rebuild(from: slots)
+        } else if let runs = moved.runs, runs.contains(where: { $0.shift != 0 }) {
+            table.shiftPositions(runs)
+        }
+        vacantAndTracking = moved.tracking == 0 ? 0 : ~Self.vacantMask  // no hole; tracking entries kept?
         layout &+= 1
+    }
+
+    /// Moves the live slots of `source[0..<count]` to `target`, in order and with no gap, a run
+    /// (a stretch of live slots) at a time. `inPlace`: `target` is `source`, where the slots
+    /// before each run are vacant (initialized) and are overwritten; else `target` is
+    /// uninitialized memory. Every place a run leaves is initialized as a vacant slot again, so
+    /// that `source` stays initialized throughout.
+    private static func moveLiveSlots(
+        _ source: UnsafeMutablePointer<_Slot>, count: Int, to target: UnsafeMutablePointer<_Slot>,
+        inPlace: Bool
+    ) -> _SlotMoves {
+        var moved = _SlotMoves()
+        var position = 0
+        while position < count {
+            if source[position].bits == 0 {
+                position += 1
+                continue
+            }
+            let start = position
+            while position < count, source[position].bits != 0 {
+                moved.tracking |= source[position].bits & _SlotFlags.tracking
+                position += 1
+            }
+            let length = position - start
+            let destination = moved.kept
+            moved.note(start: start, shift: start - destination)
+            moved.kept += length
+            guard !inPlace || destination != start else { continue }
+            if inPlace {
+                // The part of the destination before the run holds vacant slots; the rest is
+                // the run itself (the regions may overlap).
+                (target + destination).deinitialize(count: min(length, start - destination))
+            }
+            (target + destination).moveInitialize(from: source + start, count: length)
+            let left = inPlace ? max(start, destination + length) : start
+            (source + left).initialize(repeating: _Slot(object: nil, bits: 0), count: position - left)
+        }
+        return moved
     }
 
     /// A read-only view of the index, for diagnostics: `index[key]` is the position of `key`.
@@ -2148,6 +2217,27 @@ struct _RegistryIndexView {
 
     subscript(key: ObserverID) -> UInt32? {
         registry.position(of: key._raw).map { UInt32(truncatingIfNeeded: $0) }
+    }
+}
+
+/// What a compaction moved: the live slot count, the tracking flags seen, and where each run of
+/// live slots went (`shift` places down, from `start` on), or `nil` once there were too many
+/// runs to look a position up in cheaply.
+struct _SlotMoves {
+    var kept = 0
+    var tracking: UInt64 = 0
+    var runs: [(start: Int, shift: Int)]? = []
+
+    /// Beyond this many runs, the index is rebuilt rather than shifted.
+    static let runLimit = 64
+
+    mutating func note(start: Int, shift: Int) {
+        guard runs != nil else { return }
+        if runs?.count == Self.runLimit {
+            runs = nil
+        } else {
+            runs?.append((start, shift))
+        }
     }
 }
 
@@ -2248,6 +2338,29 @@ struct _SlotIndex {
             next = (next &+ 1) & mask
         }
         buckets[hole] = 0
+    }
+
+    /// The number of buckets (a power of two, or zero without an index).
+    var bucketCount: Int { buckets.count }
+
+    /// Points every entry at its slot's position after a compaction: `runs` (in increasing
+    /// `start` order, the first at position 0) says how far each run of slots moved down.
+    /// Hashes and so buckets stay; one pass over the buckets, in memory order.
+    mutating func shiftPositions(_ runs: [(start: Int, shift: Int)]) {
+        buckets.withUnsafeMutableBufferPointer { buckets in
+            for bucket in buckets.indices where buckets[bucket] != 0 {
+                let entry = buckets[bucket]
+                let position = Int(truncatingIfNeeded: UInt32(truncatingIfNeeded: entry)) &- 1
+                // The last run that starts at or before `position`.
+                var low = 0
+                var high = runs.count - 1
+                while low < high {
+                    let middle = (low + high + 1) / 2
+                    if runs[middle].start <= position { low = middle } else { high = middle - 1 }
+                }
+                buckets[bucket] = entry &- UInt64(truncatingIfNeeded: runs[low].shift)
+            }
+        }
     }
 
     /// Re-indexes every used slot; no index when they are few enough to scan.

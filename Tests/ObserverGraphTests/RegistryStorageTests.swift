@@ -153,6 +153,67 @@ struct RegistryStorageTests {
         }
     }
 
+    /// The orders in which `removalPatterns` takes observers out: oldest first, newest first,
+    /// every other one (more runs of live slots than a compaction tracks), one block from the
+    /// middle, and a few scattered runs.
+    static let removalPatterns: [(name: String, order: @Sendable (Int) -> [Int])] = [
+        ("oldest first", { Array(0..<$0) }),
+        ("newest first", { Array((0..<$0).reversed()) }),
+        ("every other", { n in Array(stride(from: 0, to: n, by: 2)) + Array(stride(from: 1, to: n, by: 2)) }),
+        ("middle block", { n in Array((n / 4)..<n) + Array(0..<(n / 4)) }),
+        ("runs of seven", { n in (0..<n).sorted { ($0 / 7 % 3, $0) < ($1 / 7 % 3, $1) } }),
+    ]
+
+    /// Removes observers in each pattern, checking after every removal of a batch that the order,
+    /// the queries and a broadcast agree with a model: each compaction (its moves of slots, and
+    /// the index pointed at the new positions or rebuilt) must keep every entry findable.
+    @Test("Compaction keeps order and lookups, whatever the removal pattern", arguments: [64, 300, 5_000])
+    func removalPatterns(count: Int) {
+        for (name, order) in Self.removalPatterns {
+            let subject = Subject("S")
+            let observers = (0..<count).map { Watcher("W\($0)") }
+            for observer in observers { subject.addObserver(observer) }
+            var present = Array(repeating: true, count: count)
+            let removals = order(count)
+            let checkEvery = max(1, count / 50)
+            for (step, index) in removals.enumerated() {
+                let context = "\(name) N=\(count) step \(step)"
+                #expect(subject.removeObserver(observers[index]) != nil, "\(context): remove \(index)")
+                present[index] = false
+                guard step % checkEvery == 0 || step == removals.count - 1 else { continue }
+                let expected = observers.indices.filter { present[$0] }
+                let listed = subject.observers.map(\.observerID)
+                #expect(listed == expected.map { observers[$0].observerID }, "\(context): order")
+                let found = observers.indices.filter { subject.hasObserver(observers[$0]) }
+                #expect(found == expected, "\(context): lookup")
+                var reached = 0
+                subject.broadcast(as: Watcher.self) { _ in reached += 1 }
+                #expect(reached == expected.count, "\(context): broadcast")
+            }
+            // Everyone can join again, at the end of the order.
+            for observer in observers.prefix(10) { #expect(subject.addObserver(observer) != nil) }
+            #expect(subject.observers.map(\.observerID) == observers.prefix(10).map(\.observerID))
+        }
+    }
+
+    @Test("A registry that shrank hands its slot memory back")
+    func shrinkingHandsMemoryBack() {
+        // White-box: the capacity of the slot buffer is not visible through the API. Compaction
+        // used to ask for a smaller buffer with `ContiguousArray(slots)`, which returns the same
+        // buffer, so a registry that once held 4,096 observers kept room for all of them.
+        let subject = Subject("S")
+        let observers = (0..<4_096).map { Watcher("W\($0)") }
+        for observer in observers { subject.addObserver(observer) }
+        for observer in observers.dropLast(100) { subject.removeObserver(observer) }
+        let (count, capacity) = subject.graphNode._state.withLock {
+            ($0.observers.slots.count, $0.observers.slots.capacity)
+        }
+        #expect(subject.observerCount == 100)
+        #expect(count <= 200, "slots \(count)")
+        #expect(capacity <= 4 * max(count, 100), "capacity \(capacity) for \(count) slots")
+        #expect(subject.observers.map(\.observerID) == observers.suffix(100).map(\.observerID))
+    }
+
     @Test("A class observer with its own observerID is found under it, as every operation files it")
     func classWithOwnIdentity() {
         let subject = Subject("S")

@@ -95,6 +95,8 @@ let workloads = [
     "lookup": "isSubscribed for n subscribed plain observers",
     "lookup-absent": "isSubscribed for n plain observers that are not subscribed (n others are)",
     "unsubscribe-random": "unsubscribe n plain observers in a seeded random order",
+    "subscribe-actor": "subscribe n plain observers as a main-actor caller does (the actor is recorded)",
+    "unsubscribe-actor": "unsubscribe n plain observers that a main-actor caller subscribed, oldest first",
     "subscribe-fresh": "subscribe n plain observers never referenced weakly (side tables allocated)",
     "hand-subscribe": "hand-written GraphLock<[ObjectIdentifier: Weak]>: add n observers",
     "hand-unsubscribe": "hand-written registry: remove n observers, oldest first",
@@ -143,19 +145,23 @@ let weaks = observers.map { Weak(object: $0) }  // every observer gets its side 
 let closures: [(Int) -> Void] = observers.map { observer in { observer.receive($0) } }
 /// Malloc bytes in use before the registry is filled (the steady workload measures from here).
 let bytesBeforeSetup = og_malloc_bytes_in_use()
+// Set up with no isolation (as the benchmark's nonisolated scenarios subscribe), not from this
+// main-actor top-level code: the `-actor` workloads measure an actor's observers.
 switch workload {
 case "broadcast", "lookup", "unsubscribe", "unsubscribe-random", "steady":
-    for observer in observers { subject.addObserver(observer) }
+    for observer in observers { subject.addObserver(observer, isolation: nil) }
 case "lookup-absent":
-    for observer in others { subject.addObserver(observer) }
+    for observer in others { subject.addObserver(observer, isolation: nil) }
+case "unsubscribe-actor":
+    for observer in observers { subject.addObserver(observer, isolation: MainActor.shared) }
 case "hand-unsubscribe", "hand-lookup":
     for observer in observers { _ = hand.add(observer) }
 case "unsubscribe-tracking":
-    for tracker in trackers { subject.addObserver(tracker) }
+    for tracker in trackers { subject.addObserver(tracker, isolation: nil) }
 case "subscribe-tracking":
     // As in the churn benchmark, whose trackers are reused: each one's list of subscriptions
     // already has its storage.
-    for tracker in trackers { subject.addObserver(tracker) }
+    for tracker in trackers { subject.addObserver(tracker, isolation: nil) }
     for tracker in trackers { subject.removeObserver(tracker) }
 default:
     break
@@ -231,8 +237,13 @@ func measuredSection(_ f: Fixture) -> Int {
         }
     case "subscribe":
         for observer in f.observers where f.subject.addObserver(observer) != nil { result &+= 1 }
-    case "unsubscribe":
+    case "unsubscribe", "unsubscribe-actor":
         for observer in f.observers where f.subject.removeObserver(observer) != nil { result &+= 1 }
+    case "subscribe-actor":
+        let actor = MainActor.shared
+        for observer in f.observers where f.subject.addObserver(observer, isolation: actor) != nil {
+            result &+= 1
+        }
     case "subscribe-tracking":
         for tracker in f.trackers where f.subject.addObserver(tracker) != nil { result &+= 1 }
     case "unsubscribe-tracking":
