@@ -844,7 +844,7 @@ extension GraphObservable {
                     let outcome = observers.insert(
                         key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
                     guard case .inserted = outcome else { return (outcome, false) }
-                    _NodeIsolation.record(isolation, for: trackerKey, in: &isolations)
+                    _NodeIsolation.record(isolation, for: trackerKey, in: &isolations, observers: observers)
                     // Present here only if inconsistent, which the edge lock rules out; an entry
                     // left by a deallocated object is replaced.
                     _ = subscriptions.insert(key: selfKey, object: self, flags: 0, box: nil)
@@ -857,10 +857,9 @@ extension GraphObservable {
         return reference._withUnsafeGuaranteedRef { object in
             node._state.withLock { state in
                 let outcome = state.observers.insert(key: key, object: object, flags: 0, box: nil)
-                if case .inserted = outcome {
-                    _NodeIsolation.record(isolation, for: key, in: &state.isolation)
-                }
-                guard case .inserted = outcome, queueing else { return (outcome, false) }
+                guard case .inserted = outcome else { return (outcome, false) }
+                _NodeIsolation.record(isolation, for: key, in: &state.isolation, observers: state.observers)
+                guard queueing else { return (outcome, false) }
                 return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil))
             }
         }
@@ -877,7 +876,9 @@ extension GraphObservable {
         let flags = _SlotFlags.boxed
         return graphNode._state.withLock { state in
             let outcome = state.observers.insert(key: key, object: object, flags: flags, box: box)
-            if case .inserted = outcome { _NodeIsolation.record(isolation, for: key, in: &state.isolation) }
+            if case .inserted = outcome {
+                _NodeIsolation.record(isolation, for: key, in: &state.isolation, observers: state.observers)
+            }
             guard case .inserted = outcome, queueing else { return (outcome, false) }
             return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil))
         }
@@ -1177,32 +1178,99 @@ extension GraphObservable {
 /// Guarded by the node's lock; allocated on the first observer added with an isolation.
 @usableFromInline
 final class _NodeIsolation {
-    /// The actor of each observer that was added with one, by edge key. (Both dictionaries are
-    /// used only under the node's lock, so their exclusive access is not checked again at run
-    /// time, which cost two checks per subscribe and unsubscribe.)
-    @exclusivity(unchecked) var actors: [ObserverID: any Actor] = [:]
+    /// When set, every observer filed in the node's registry was added with this actor (the
+    /// usual case: all of a node's observers live on the main actor), and `actors` is empty.
+    /// Recording such an observer then costs a comparison, where a dictionary entry cost a
+    /// random memory access per subscribe and unsubscribe once the node has many observers.
+    @exclusivity(unchecked) var sole: (any Actor)?
+    /// The actor of each observer that was added with one, by edge key, while `sole` is `nil`.
+    /// (Both dictionaries are used only under the node's lock, so their exclusive access is not
+    /// checked again at run time, which cost two checks per subscribe and unsubscribe.)
+    @exclusivity(unchecked) var actors: [_IsolationKey: any Actor] = [:]
     /// Posts waiting for an actor, by the actor's identity.
     @exclusivity(unchecked) var mailboxes: [ObjectIdentifier: _PostMailbox] = [:]
 
-    /// Records `actor` for `key` (or forgets a stale record when `actor` is `nil`).
+    /// Records `actor` (or none) for `key`, just filed in `observers`.
     @usableFromInline
-    static func record(_ actor: (any Actor)?, for key: ObserverID, in isolation: inout _NodeIsolation?) {
+    static func record(
+        _ actor: (any Actor)?, for key: ObserverID, in isolation: inout _NodeIsolation?,
+        observers: borrowing _Registry
+    ) {
         if let actor {
             if isolation == nil { isolation = _NodeIsolation() }
-            isolation?.actors[key] = actor
-        } else {
-            isolation?.forget(key)
+            isolation?.record(actor, for: key, observers: observers)
+        } else if let isolation {
+            if let sole = isolation.sole {
+                isolation.spill(sole, except: key, observers: observers)
+            } else {
+                isolation.forget(key)  // a stale record of an observer with the same identity
+            }
         }
+    }
+
+    private func record(_ actor: any Actor, for key: ObserverID, observers: borrowing _Registry) {
+        if let sole {
+            if sole === actor { return }
+            spill(sole, except: key, observers: observers)
+        } else if observers.filedCount == 1 {
+            // The only observer: whatever was recorded before belongs to observers gone since.
+            if !actors.isEmpty { actors = [:] }
+            sole = actor
+            return
+        }
+        actors[_IsolationKey(key._raw)] = actor
+    }
+
+    /// Leaves the `sole` mode: every observer filed, but `key`, gets a record of `sole`. Runs
+    /// once per change of mode, which only a registry down to one entry returns to.
+    private func spill(_ sole: any Actor, except key: ObserverID, observers: borrowing _Registry) {
+        self.sole = nil
+        for slot in observers.slots.indices {
+            let raw = observers.slots[slot].bits & _SlotFlags.keyMask
+            if raw != 0, raw != key._raw { actors[_IsolationKey(raw)] = sole }
+        }
+    }
+
+    /// The actor recorded for the entry with these bits, if any.
+    @inline(__always)
+    static func actor(forBits bits: UInt64, sole: (any Actor)?, actors: [_IsolationKey: any Actor])
+        -> (any Actor)?
+    {
+        if let sole { return sole }
+        if actors.isEmpty { return nil }
+        return actors[_IsolationKey(bits & _SlotFlags.keyMask)]
     }
 
     @usableFromInline
     func forget(_ key: ObserverID) {
-        if !actors.isEmpty { actors[key] = nil }
+        if !actors.isEmpty { actors[_IsolationKey(key._raw)] = nil }
     }
 
     @usableFromInline
     func forget(_ bits: UInt64) {
         forget(ObserverID(_raw: bits & _SlotFlags.keyMask))
+    }
+}
+
+/// An observer's key in `_NodeIsolation.actors`. Its hash is a multiply and two shifts where
+/// `ObserverID`'s is SipHash: the keys are addresses and counter values the kit makes, which need
+/// mixing but no protection from chosen collisions, and SipHash (with the rehashing of a growing
+/// dictionary) cost about 450 instructions per subscribe made from an actor, more than the rest
+/// of the subscribe.
+@usableFromInline
+struct _IsolationKey: Hashable {
+    let raw: UInt64
+
+    init(_ raw: UInt64) { self.raw = raw }
+
+    @usableFromInline func hash(into hasher: inout Hasher) { hasher.combine(raw) }
+
+    /// The hash `Dictionary` places the key by (its low bits choose the bucket): the seed, so
+    /// that each dictionary orders its keys its own way, then a multiplicative mix whose high
+    /// half is folded into the low bits.
+    @usableFromInline func _rawHashValue(seed: Int) -> Int {
+        let mixed = (raw ^ UInt64(truncatingIfNeeded: seed)) &* 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: mixed ^ (mixed >> 32))
     }
 }
 
@@ -1244,7 +1312,7 @@ extension GraphNode {
         let callerBusy = callerKey.map { _flushPosts(for: $0) } ?? false
         var removedOnThisThread = false
         return withUnsafeMutablePointer(to: &removedOnThisThread) { flag in
-            let (slots, layout, actors) = _beginPost(flag)
+            let (slots, layout, sole, actors) = _beginPost(flag)
             var dead: [_DeadEntry] = []
             defer { _endBroadcast(flag, layout: layout, dead: dead) }
             var result = GraphPostResult()
@@ -1253,7 +1321,7 @@ extension GraphNode {
                 let bits = slots[position].bits
                 if bits == 0 { continue }
                 if flag.pointee && !_isSubscribed(bits: bits) { continue }
-                if !actors.isEmpty, let actor = actors[ObserverID(_raw: bits & _SlotFlags.keyMask)] {
+                if let actor = _NodeIsolation.actor(forBits: bits, sole: sole, actors: actors) {
                     let key = ObjectIdentifier(actor)
                     if key != callerKey || callerBusy {
                         queued[key, default: (actor, [])].targets.append(slots[position])
@@ -1275,14 +1343,18 @@ extension GraphNode {
         }
     }
 
-    /// The observers, the layout, and the observers' actors, in one critical section.
+    /// The observers, the layout, and the observers' actors (`sole`, or by key), in one
+    /// critical section.
     func _beginPost(_ flag: UnsafeMutablePointer<Bool>)
-        -> (ContiguousArray<_Slot>, UInt, [ObserverID: any Actor])
+        -> (ContiguousArray<_Slot>, UInt, (any Actor)?, [_IsolationKey: any Actor])
     {
         let thread = _currentThreadID()
         return _state.withLock { state in
             state.broadcasts.begin(_ActiveBroadcast(thread: thread, flag: flag))
-            return (state.observers.slots, state.observers.layout, state.isolation?.actors ?? [:])
+            return (
+                state.observers.slots, state.observers.layout, state.isolation?.sole,
+                state.isolation?.actors ?? [:]
+            )
         }
     }
 
@@ -1851,6 +1923,9 @@ struct _Registry {
     }
 
     private static var vacantMask: UInt32 { 0x7FFF_FFFF }
+
+    /// Entries filed, live or left by a deallocated object not swept yet.
+    var filedCount: Int { slots.count - vacant }
 
     /// `false` when the registry surely holds no tracking entry (none was added since it was
     /// last empty), so that a query need not find out whether an observer is a tracking one.

@@ -129,6 +129,49 @@ struct ActorDeliveryTests {
         #expect(viewModel.received[0].last == -1)
     }
 
+    @Test("Observers of one actor, of none and of another: each post reaches each where it was added")
+    @MainActor
+    func mixedIsolations() async {
+        // The kit records one actor for the whole node while every observer shares it, and one
+        // per observer from the first that does not; back to one when a single observer is left.
+        let wallet = ActorWallet()
+        let other = Collector()
+        let first = Watcher("first")
+        let plain = Watcher("plain")
+        let elsewhere = Watcher("elsewhere")
+        let last = Watcher("last")
+        let calls = GraphLock<[String: Int]>([:])
+        func post() -> GraphPostResult {
+            wallet.post(as: Watcher.self) { watcher in calls.withLock { $0[watcher.name, default: 0] += 1 } }
+        }
+        wallet.addObserver(first)  // the main actor
+        #expect(post() == GraphPostResult(delivered: 1))
+        wallet.addObserver(plain, isolation: nil)
+        #expect(post() == GraphPostResult(delivered: 2))
+        wallet.addObserver(elsewhere, isolation: other)
+        #expect(post() == GraphPostResult(delivered: 2, enqueued: 1))
+        let fromThread = GraphLock<GraphPostResult?>(nil)
+        await onBackgroundThreads(1) { _ in
+            let result = wallet.post(as: Watcher.self) { watcher in
+                calls.withLock { $0[watcher.name, default: 0] += 1 }
+            }
+            fromThread.withLock { $0 = result }
+        }
+        // `first` is queued for the main actor, `elsewhere` for the other; `plain` runs there.
+        #expect(fromThread.withLock { $0 } == GraphPostResult(delivered: 1, enqueued: 2))
+        #expect(await eventually { calls.withLock { $0 } == ["first": 4, "plain": 3, "elsewhere": 2] })
+        for observer in [first, plain, elsewhere] { wallet.removeObserver(observer) }
+        wallet.addObserver(last)  // the only one: back to one actor for the node
+        wallet.addObserver(plain, isolation: other)
+        wallet.addObserver(first, isolation: nil)
+        #expect(post() == GraphPostResult(delivered: 2, enqueued: 1))
+        #expect(
+            await eventually {
+                calls.withLock { $0 } == ["first": 5, "plain": 4, "elsewhere": 2, "last": 1]
+            })
+        withExtendedLifetime((first, plain, elsewhere, last)) {}
+    }
+
     @Test("The plain broadcast from a background thread does not see the isolated conformance")
     @MainActor
     func broadcastOffMainCannotReachIsolatedConformance() async {

@@ -208,6 +208,9 @@ enum Targets {
                     var detail =
                         "kit \(formatValue(kit)) / NotificationCenter \(formatValue(center)) ns = "
                         + "\(formatRatio(ratio)) (stretch \(formatRatio(churnStretchRatioToNotificationCenter)): \(stretch))"
+                    if let actor = report.median(scenario, Churn.kitActor) {
+                        detail += "; kit with main-actor observers \(formatValue(actor)) ns"
+                    }
                     if let hand = report.median(scenario, Churn.handRegistry) {
                         detail += "; hand registry \(formatValue(hand)) ns"
                     }
@@ -238,6 +241,9 @@ enum Targets {
                         + "; tracking - plain \(formatValue(tracking - plain)) ns"
                     if let weak = report.median(scenario, Churn.weakFloor) {
                         detail += ", one weak reference alone \(formatValue(weak)) ns"
+                    }
+                    if let lock = report.median(scenario, Churn.lockFloor) {
+                        detail += ", one lock round trip \(formatValue(lock)) ns"
                     }
                     report.addTarget(
                         TargetRow(

@@ -25,6 +25,9 @@ enum Churn {
 
     static let kit = "kit"
     static let kitTracking = "kit tracking"
+    /// Plain observers subscribed as a main-actor caller does: the kit records each one's actor
+    /// (for `post(as:)`), which a nonisolated caller's subscribe skips.
+    static let kitActor = "kit, main-actor observers"
     static let openCombine = "OpenCombine"
     static let notificationCenter = "NotificationCenter"
     static let handRegistry = "hand registry"
@@ -33,6 +36,9 @@ enum Churn {
     static let weakFloor = "limit: weak references only"
     /// The floor of finding observers by identity: `Set<ObjectIdentifier>` insert and remove.
     static let indexFloor = "limit: Set<ObjectIdentifier> only"
+    /// What a tracking edge adds beyond its weak reference: one more lock taken and released
+    /// (the tracker's node), uncontended.
+    static let lockFloor = "limit: one lock round trip"
 
     enum Order: String, CaseIterable {
         case inOrder = "in-order"
@@ -122,6 +128,22 @@ enum Churn {
                     return (middle - start, end - middle)
                 }
             },
+            Contender(name: kitActor) {
+                sample {
+                    let subject = Subject()
+                    let actor = MainActor.shared  // what `#isolation` passes on the main actor
+                    var done = 0
+                    let start = monotonicNanoseconds()
+                    for p in subscribeOrder where subject.addObserver(plain[p], isolation: actor) != nil {
+                        done &+= 1
+                    }
+                    let middle = monotonicNanoseconds()
+                    for p in unsubscribeOrder where subject.removeObserver(plain[p]) != nil { done &+= 1 }
+                    let end = monotonicNanoseconds()
+                    verify(done == 2 * n, "kit actor churn: \(done) of \(2 * n) operations succeeded")
+                    return (middle - start, end - middle)
+                }
+            },
         ]
         contenders.append(
             Contender(name: handRegistry) {
@@ -172,6 +194,19 @@ enum Churn {
                     }
                     let end = monotonicNanoseconds()
                     verify(done == 2 * n, "index floor: \(done) of \(2 * n) operations succeeded")
+                    return (middle - start, end - middle)
+                }
+            })
+        let lock = GraphLock(0)
+        contenders.append(
+            Contender(name: lockFloor) {
+                sample {
+                    let start = monotonicNanoseconds()
+                    for p in subscribeOrder { lock.withLock { $0 &+= p } }
+                    let middle = monotonicNanoseconds()
+                    for p in unsubscribeOrder { lock.withLock { $0 &-= p } }
+                    let end = monotonicNanoseconds()
+                    verify(lock.withLock { $0 } == 0, "lock floor: the sum did not return to 0")
                     return (middle - start, end - middle)
                 }
             })
@@ -238,7 +273,8 @@ enum Churn {
         for phase in Phase.allCases {
             for order in Order.allCases {
                 for implementation in [
-                    kit, kitTracking, handRegistry, weakFloor, indexFloor, openCombine, notificationCenter,
+                    kit, kitTracking, kitActor, handRegistry, weakFloor, indexFloor, openCombine,
+                    notificationCenter,
                 ] {
                     guard let big = report.median(scenario(phase, order, large), implementation),
                         let little = report.median(scenario(phase, order, small), implementation)
