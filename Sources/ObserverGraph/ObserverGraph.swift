@@ -2024,6 +2024,15 @@ struct _Registry {
     /// its object is gone.
     @usableFromInline
     mutating func remove(key: ObserverID) -> _Removed? {
+        if slots.count == 1 {
+            guard slots[0].bits & _SlotFlags.keyMask == key._raw else { return nil }
+            let bits = slots[0].bits
+            let object = slots[0].loadObject()
+            let box = bits & _SlotFlags.boxed != 0 ? rare?.boxes.removeValue(forKey: key) : nil
+            removeSoleEntry()
+            guard let object else { return nil }
+            return _Removed(object: object, box: box)
+        }
         let position: Int
         if table.isEmpty {
             guard let found = self.position(of: key._raw) else { return nil }
@@ -2078,8 +2087,12 @@ struct _Registry {
 
     /// `drop(key:)` of the entry that `locate` found, this registry unchanged since.
     mutating func drop(at place: (bucket: Int?, position: Int)) {
-        if let bucket = place.bucket { table.remove(at: bucket) }
         assert(slots[place.position].bits & _SlotFlags.boxed == 0, "ObserverGraph: drop on a boxed entry")
+        if slots.count == 1 {
+            removeSoleEntry()
+            return
+        }
+        if let bucket = place.bucket { table.remove(at: bucket) }
         vacate(place.position)
         compactIfNeeded()
         _checkInvariants()
@@ -2120,6 +2133,18 @@ struct _Registry {
             vacate(entry.position)
         }
         compactIfNeeded()
+        _checkInvariants()
+    }
+
+    /// Removes the only slot (the usual case of a tracking observer's list, subscribed to one
+    /// observable): no hole is left to compact away, and its weak reference is destroyed once,
+    /// where vacating it cleared it first. Leaves the registry as new (no index, no hole, no
+    /// tracking entry); positions change, so the layout does.
+    private mutating func removeSoleEntry() {
+        slots.removeLast()
+        vacantAndTracking = 0
+        layout &+= 1
+        noteChange()
         _checkInvariants()
     }
 
