@@ -838,31 +838,37 @@ extension GraphObservable {
         if let trackerNode = observer._graphTrackingNodeFromClass {
             let trackerKey = ObserverID(trackerNode)
             let selfKey = ObserverID(node)
-            return reference._withUnsafeGuaranteedRef { object in
+            let result: _InsertResult = reference._withUnsafeGuaranteedRef { object in
                 GraphNode._withEdge(observable: node, tracker: trackerNode) {
                     observers, subscriptions, callbacks, isolations, _ in
                     let outcome = observers.insert(
                         key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
-                    guard case .inserted = outcome else { return (outcome, false) }
-                    _NodeIsolation.record(isolation, for: trackerKey, in: &isolations, observers: observers)
+                    guard case .inserted = outcome else { return (outcome, false, false) }
+                    let dropped = _NodeIsolation.record(
+                        isolation, for: trackerKey, in: &isolations, observers: observers)
                     // Present here only if inconsistent, which the edge lock rules out; an entry
                     // left by a deallocated object is replaced.
                     _ = subscriptions.insert(key: selfKey, object: self, flags: 0, box: nil)
-                    guard queueing else { return (outcome, false) }
-                    return (outcome, callbacks.admit(observer, subscribed: true, removed: nil))
+                    guard queueing else { return (outcome, false, dropped) }
+                    return (outcome, callbacks.admit(observer, subscribed: true, removed: nil), dropped)
                 }
             }
+            if result.dropped { node._releaseDroppedActors() }
+            return (result.outcome, result.turn)
         }
         let key = observer.observerID
-        return reference._withUnsafeGuaranteedRef { object in
+        let result: _InsertResult = reference._withUnsafeGuaranteedRef { object in
             node._state.withLock { state in
                 let outcome = state.observers.insert(key: key, object: object, flags: 0, box: nil)
-                guard case .inserted = outcome else { return (outcome, false) }
-                _NodeIsolation.record(isolation, for: key, in: &state.isolation, observers: state.observers)
-                guard queueing else { return (outcome, false) }
-                return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil))
+                guard case .inserted = outcome else { return (outcome, false, false) }
+                let dropped = _NodeIsolation.record(
+                    isolation, for: key, in: &state.isolation, observers: state.observers)
+                guard queueing else { return (outcome, false, dropped) }
+                return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil), dropped)
             }
         }
+        if result.dropped { node._releaseDroppedActors() }
+        return (result.outcome, result.turn)
     }
 
     /// `_insertObserver` of a struct observer, which a box holds.
@@ -874,14 +880,17 @@ extension GraphObservable {
         let box = _ValueObserverBox(observer)
         let object: AnyObject = box
         let flags = _SlotFlags.boxed
-        return graphNode._state.withLock { state in
+        let node = graphNode
+        let result: _InsertResult = node._state.withLock { state in
             let outcome = state.observers.insert(key: key, object: object, flags: flags, box: box)
-            if case .inserted = outcome {
-                _NodeIsolation.record(isolation, for: key, in: &state.isolation, observers: state.observers)
-            }
-            guard case .inserted = outcome, queueing else { return (outcome, false) }
-            return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil))
+            guard case .inserted = outcome else { return (outcome, false, false) }
+            let dropped = _NodeIsolation.record(
+                isolation, for: key, in: &state.isolation, observers: state.observers)
+            guard queueing else { return (outcome, false, dropped) }
+            return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil), dropped)
         }
+        if result.dropped { node._releaseDroppedActors() }
+        return (result.outcome, result.turn)
     }
 
     /// Removes `observer`.
@@ -915,41 +924,45 @@ extension GraphObservable {
         let found: Bool
         let removed: _Removed?
         let now: Bool
+        /// Whether the node's actor records let go of a reference (see `_NodeIsolation.dropped`).
+        let dropped: Bool
         if Observer.self is AnyObject.Type {
             // The observer is known by its address, without copying its reference (see
             // `_insertObserver`); when the entry is this very object, the removal carries
             // nothing out.
             let address = unsafeBitCast(observer, to: Unmanaged<AnyObject>.self).toOpaque()
             if let trackerNode {
-                (found, removed, now) = GraphNode._detachEdge(
+                (found, removed, now, dropped) = GraphNode._detachEdge(
                     observable: node, tracker: trackerNode, held: address
                 ) {
                     $1.admit(observer, subscribed: false, removed: $0, holdingTurn: holdingTurn)
                 }
             } else {
-                (found, removed, now) = node._state.withLock { state in
-                    state.isolation?.forget(key)
+                (found, removed, now, dropped) = node._state.withLock { state in
                     let (found, removed) = state.observers.remove(key: key, heldAt: address)
-                    guard found else { return (false, nil, false) }
+                    let dropped = state.isolation?.forget(key, observers: state.observers) ?? false
+                    guard found else { return (false, nil, false, dropped) }
                     state.broadcasts.noteRemoval()
                     let now = state.callbacks.admit(
                         observer, subscribed: false, removed: removed, holdingTurn: holdingTurn)
-                    return (true, removed, now)
+                    return (true, removed, now, dropped)
                 }
             }
         } else {
             // Only classes track (`GraphTrackingObserver: AnyObject`): a struct is filed under `key`.
             assert(trackerNode == nil, "ObserverGraph: a struct observer filed as a tracking one")
-            (removed, now) = node._state.withLock { state in
-                state.isolation?.forget(key)
-                guard let removed = state.observers.remove(key: key) else { return (nil, false) }
+            (removed, now, dropped) = node._state.withLock { state in
+                let removed = state.observers.remove(key: key)
+                let dropped = state.isolation?.forget(key, observers: state.observers) ?? false
+                guard let removed else { return (nil, false, dropped) }
                 state.broadcasts.noteRemoval()
                 let now = state.callbacks.admit(
                     observer, subscribed: false, removed: removed, holdingTurn: holdingTurn)
-                return (removed, now)
+                return (removed, now, dropped)
             }
             found = removed != nil
         }
+        if dropped { node._releaseDroppedActors() }
         guard found else { return false }
         if now {
             observer.didUnsubscribe(from: self)
@@ -1174,6 +1187,11 @@ extension GraphObservable {
     }
 }
 
+/// What an insert's critical section hands out: the outcome, whether the caller has the callback
+/// turn, and whether the node's actor records let go of a reference (see `_NodeIsolation.dropped`).
+@usableFromInline
+typealias _InsertResult = (outcome: _InsertOutcome, turn: Bool, dropped: Bool)
+
 /// The per-node record of observers' actors and the mailboxes of posts queued for them.
 /// Guarded by the node's lock; allocated on the first observer added with an isolation.
 @usableFromInline
@@ -1182,7 +1200,11 @@ final class _NodeIsolation {
     /// usual case: all of a node's observers live on the main actor), and `actors` is empty.
     /// Recording such an observer then costs a comparison, where a dictionary entry cost a
     /// random memory access per subscribe and unsubscribe once the node has many observers.
-    @exclusivity(unchecked) var sole: (any Actor)?
+    @exclusivity(unchecked) var sole: (any Actor)? {
+        didSet { soleIdentity = sole.map { ObjectIdentifier($0) } }
+    }
+    /// `sole`'s identity, compared without copying (retaining) the actor reference.
+    @exclusivity(unchecked) private(set) var soleIdentity: ObjectIdentifier?
     /// The actor of each observer that was added with one, by edge key, while `sole` is `nil`.
     /// (Both dictionaries are used only under the node's lock, so their exclusive access is not
     /// checked again at run time, which cost two checks per subscribe and unsubscribe.)
@@ -1190,35 +1212,47 @@ final class _NodeIsolation {
     /// Posts waiting for an actor, by the actor's identity.
     @exclusivity(unchecked) var mailboxes: [ObjectIdentifier: _PostMailbox] = [:]
 
+    /// Actor references the records let go of under the node's lock. The last release of an
+    /// actor runs its deinit, which is the app's code, so they wait here until the code that let
+    /// go of them has unlocked and calls `GraphNode._releaseDroppedActors()`.
+    @exclusivity(unchecked) var dropped: [any Actor] = []
+
     /// Records `actor` (or none) for `key`, just filed in `observers`.
+    /// - Returns: whether a reference went to `dropped` (a stale record's, or `sole`'s).
     @usableFromInline
     static func record(
         _ actor: (any Actor)?, for key: ObserverID, in isolation: inout _NodeIsolation?,
         observers: borrowing _Registry
-    ) {
+    ) -> Bool {
         if let actor {
+            if let isolation, isolation.soleIdentity == ObjectIdentifier(actor) { return false }
             if isolation == nil { isolation = _NodeIsolation() }
-            isolation?.record(actor, for: key, observers: observers)
-        } else if let isolation {
-            if let sole = isolation.sole {
-                isolation.spill(sole, except: key, observers: observers)
-            } else {
-                isolation.forget(key)  // a stale record of an observer with the same identity
-            }
+            return isolation?.record(actor, for: key, observers: observers) ?? false
         }
+        guard let isolation else { return false }
+        if let sole = isolation.sole {
+            isolation.spill(sole, except: key, observers: observers)
+            isolation.dropped.append(sole)
+            return true
+        }
+        return isolation.forget(key, observers: observers)  // a stale record of the same identity
     }
 
-    private func record(_ actor: any Actor, for key: ObserverID, observers: borrowing _Registry) {
+    private func record(_ actor: any Actor, for key: ObserverID, observers: borrowing _Registry) -> Bool {
         if let sole {
-            if sole === actor { return }
+            if sole === actor { return false }
             spill(sole, except: key, observers: observers)
-        } else if observers.filedCount == 1 {
-            // The only observer: whatever was recorded before belongs to observers gone since.
-            if !actors.isEmpty { actors = [:] }
-            sole = actor
-            return
+            actors[_IsolationKey(key._raw)] = actor
+            dropped.append(sole)
+            return true
         }
-        actors[_IsolationKey(key._raw)] = actor
+        if actors.isEmpty, observers.filedCount == 1 {
+            sole = actor  // the only observer
+            return false
+        }
+        guard let stale = actors.updateValue(actor, forKey: _IsolationKey(key._raw)) else { return false }
+        dropped.append(stale)
+        return true
     }
 
     /// Leaves the `sole` mode: every observer filed, but `key`, gets a record of `sole`. Runs
@@ -1241,14 +1275,21 @@ final class _NodeIsolation {
         return actors[_IsolationKey(bits & _SlotFlags.keyMask)]
     }
 
+    /// Forgets the record of `key`, which `observers` no longer files: in the `sole` mode, the
+    /// node's actor once no observer is left.
+    /// - Returns: whether a reference went to `dropped`.
     @usableFromInline
-    func forget(_ key: ObserverID) {
-        if !actors.isEmpty { actors[_IsolationKey(key._raw)] = nil }
-    }
-
-    @usableFromInline
-    func forget(_ bits: UInt64) {
-        forget(ObserverID(_raw: bits & _SlotFlags.keyMask))
+    func forget(_ key: ObserverID, observers: borrowing _Registry) -> Bool {
+        if let sole {
+            guard observers.filedCount == 0 else { return false }
+            self.sole = nil
+            dropped.append(sole)
+            return true
+        }
+        if actors.isEmpty { return false }
+        guard let actor = actors.removeValue(forKey: _IsolationKey(key._raw)) else { return false }
+        dropped.append(actor)
+        return true
     }
 }
 
@@ -1501,11 +1542,12 @@ public final class GraphNode: @unchecked Sendable {
             guard let object = slot.object, let observableNode = _graphObservable(object)?.graphNode
             else { continue }
             let removed = observableNode._state.withLock {
-                $0.isolation?.forget(selfKey)
                 let removed = $0.observers.remove(key: selfKey)
+                let dropped = $0.isolation?.forget(selfKey, observers: $0.observers) ?? false
                 if removed != nil { $0.broadcasts.noteRemoval() }
-                return removed
+                return (removed, dropped)
             }
+            if removed.1 { observableNode._releaseDroppedActors() }
             withExtendedLifetime(removed) {}
         }
     }
@@ -1548,23 +1590,35 @@ public final class GraphNode: @unchecked Sendable {
     static func _detachEdge(
         observable: GraphNode, tracker: GraphNode, held: UnsafeMutableRawPointer,
         admit: (_Removed?, inout _CallbackQueue) -> Bool
-    ) -> (found: Bool, removed: _Removed?, turn: Bool) {
+    ) -> (found: Bool, removed: _Removed?, turn: Bool, dropped: Bool) {
         let trackerKey = ObserverID(tracker)
         let observableKey = ObserverID(observable)
         return _withEdge(observable: observable, tracker: tracker) {
             observers, subscriptions, callbacks, isolation, broadcasts in
-            isolation?.forget(trackerKey)
             // The tracker's entry is found first, so that the memory fetch of its list (in
             // random order, rarely in the cache) overlaps with the search of the observable's
             // index instead of following it. Removing from `observers` leaves it where it is.
             let place = subscriptions.locate(observableKey)
             let (found, removed) = observers.remove(key: trackerKey, heldAt: held)
-            guard found else { return (false, nil, false) }
+            let dropped = isolation?.forget(trackerKey, observers: observers) ?? false
+            guard found else { return (false, nil, false, dropped) }
             broadcasts.noteRemoval()
             // The tracker's side only drops its weak reference: nothing to carry out.
             if let place { subscriptions.drop(at: place) }
-            return (true, removed, admit(removed, &callbacks))
+            return (true, removed, admit(removed, &callbacks), dropped)
         }
+    }
+
+    /// Releases the actor references the node's records let go of (`_NodeIsolation.dropped`),
+    /// with no lock held: for the code that let go of them, after unlocking.
+    @usableFromInline @inline(never)
+    func _releaseDroppedActors() {
+        let dropped = _state.withLock { state -> [any Actor] in
+            guard let isolation = state.isolation, !isolation.dropped.isEmpty else { return [] }
+            defer { isolation.dropped = [] }
+            return isolation.dropped
+        }
+        withExtendedLifetime(dropped) {}
     }
 
     /// Drops entries of deallocated observers. Liveness is read outside the lock, so that no
@@ -1579,16 +1633,19 @@ public final class GraphNode: @unchecked Sendable {
                 dead.append(_DeadEntry(position: position, bits: bits))
             }
         }
-        _state.withLock { state in
+        let dropped = _state.withLock { state -> Bool in
+            var dropped = false
             if !dead.isEmpty {
                 state.observers.dropDead(dead, layout: layout)
-                state.forgetIsolationOfUnregistered(dead)
+                dropped = state.forgetIsolationOfUnregistered(dead)
             }
             // The next sweep is due when the registry reaches four times its LIVE size, so dead
             // entries stay within three times the live ones, whatever the history (and the
             // sweeps cost O(1) amortized per subscribe).
             state.observers.sweepMark = max(64, 4 * (state.observers.slots.count - state.observers.vacant))
+            return dropped
         }
+        if dropped { _releaseDroppedActors() }
     }
 
     @inlinable @inline(__always)
@@ -1662,21 +1719,22 @@ public final class GraphNode: @unchecked Sendable {
     /// Drops entries a reader of `_observerSlots` found dead (if the layout it read still holds).
     @usableFromInline
     func _dropDead(_ dead: [_DeadEntry], layout: UInt) {
-        _state.withLock { state in
+        let dropped = _state.withLock { state in
             state.observers.dropDead(dead, layout: layout)
-            state.forgetIsolationOfUnregistered(dead)
+            return state.forgetIsolationOfUnregistered(dead)
         }
+        if dropped { _releaseDroppedActors() }
     }
 
     @usableFromInline
     func _endBroadcast(_ flag: UnsafeMutablePointer<Bool>, layout: UInt, dead: [_DeadEntry]) {
-        _state.withLock { state in
+        let dropped = _state.withLock { state -> Bool in
             state.broadcasts.end(flag)
-            if !dead.isEmpty {
-                state.observers.dropDead(dead, layout: layout)
-                state.forgetIsolationOfUnregistered(dead)
-            }
+            guard !dead.isEmpty else { return false }
+            state.observers.dropDead(dead, layout: layout)
+            return state.forgetIsolationOfUnregistered(dead)
         }
+        if dropped { _releaseDroppedActors() }
     }
 
     @usableFromInline
@@ -1784,11 +1842,15 @@ struct _NodeState {
 
     /// Forgets the isolation of dead entries that a sweep dropped (not of a key that was added
     /// again meanwhile: that one has its own, newer isolation).
-    mutating func forgetIsolationOfUnregistered(_ dead: [_DeadEntry]) {
-        guard let isolation else { return }
+    /// - Returns: whether the records let go of an actor reference (see `_NodeIsolation.dropped`).
+    mutating func forgetIsolationOfUnregistered(_ dead: [_DeadEntry]) -> Bool {
+        guard let isolation else { return false }
+        var dropped = false
         for entry in dead where observers.index[ObserverID(_raw: entry.bits & _SlotFlags.keyMask)] == nil {
-            isolation.forget(entry.bits)
+            let key = ObserverID(_raw: entry.bits & _SlotFlags.keyMask)
+            if isolation.forget(key, observers: observers) { dropped = true }
         }
+        return dropped
     }
 }
 

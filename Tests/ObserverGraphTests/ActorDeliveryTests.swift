@@ -63,6 +63,16 @@ actor Collector {
     var total: Int { seen.reduce(0) { $0 + $1.count } }
 }
 
+/// An actor that owns an observable and observes it from itself (`#isolation` is the actor).
+actor WalletOwner {
+    let wallet = ActorWallet()
+    let watchers = [Watcher("a"), Watcher("b")]
+
+    func start() { for watcher in watchers { wallet.addObserver(watcher) } }
+    func stop() { for watcher in watchers { wallet.removeObserver(watcher) } }
+    var observing: Bool { watchers.allSatisfy { wallet.hasObserver($0) } }
+}
+
 struct SenderValue: Sendable {
     let sender: Int
     let value: Int
@@ -170,6 +180,21 @@ struct ActorDeliveryTests {
                 calls.withLock { $0 } == ["first": 5, "plain": 4, "elsewhere": 2, "last": 1]
             })
         withExtendedLifetime((first, plain, elsewhere, last)) {}
+    }
+
+    @Test("An actor that owns an observable and observes it from itself is freed once its observers leave")
+    func actorRecordReleasedWithLastObserver() async {
+        // The node records the actor its observers were added from; that record must go with
+        // the last of them, or the actor, its observable and the record form a cycle.
+        weak var freed: WalletOwner?
+        do {
+            let owner = WalletOwner()
+            freed = owner
+            await owner.start()
+            #expect(await owner.observing)
+            await owner.stop()
+        }
+        #expect(freed == nil)
     }
 
     @Test("The plain broadcast from a background thread does not see the isolated conformance")
