@@ -793,14 +793,15 @@ extension GraphObservable {
     public func addObserver<Observer: GraphObserver>(
         _ observer: Observer, isolation: (any Actor)? = #isolation
     ) -> Observer? {
-        let (outcome, turn) = _insertObserver(observer, isolation: isolation, queueing: true)
+        let node = graphNode
+        let (outcome, turn) = _insertObserver(observer, isolation: isolation, queueing: true, node: node)
         guard case .inserted(let sweepDue) = outcome else { return nil }
         if turn {
             observer.didSubscribe(to: self)
             self.observer(observer, didSubscribe: true)
-            _deliverQueuedCallbacks()
+            _deliverQueuedCallbacks(on: node)
         }
-        if sweepDue { graphNode._sweepDeadObservers() }
+        if sweepDue { node._sweepDeadObservers() }
         return observer
     }
 
@@ -825,12 +826,12 @@ extension GraphObservable {
     /// then delivers what was queued meanwhile) or, when a delivery is running, queues them.
     @inlinable
     func _insertObserver<Observer: GraphObserver>(
-        _ observer: Observer, isolation: (any Actor)?, queueing: Bool
+        _ observer: Observer, isolation: (any Actor)?, queueing: Bool, node: GraphNode? = nil
     ) -> (outcome: _InsertOutcome, turn: Bool) {
+        let node = node ?? graphNode
         guard Observer.self is AnyObject.Type else {
-            return _insertValueObserver(observer, isolation: isolation, queueing: queueing)
+            return _insertValueObserver(observer, isolation: isolation, queueing: queueing, node: node)
         }
-        let node = graphNode
         // The observer's reference is borrowed, not copied (a copy is a retain and a release,
         // which are slow on an object that has weak references): the slot refers to it weakly,
         // and the caller holds it until this returns.
@@ -874,13 +875,12 @@ extension GraphObservable {
     /// `_insertObserver` of a struct observer, which a box holds.
     @inlinable
     func _insertValueObserver<Observer: GraphObserver>(
-        _ observer: Observer, isolation: (any Actor)?, queueing: Bool
+        _ observer: Observer, isolation: (any Actor)?, queueing: Bool, node: GraphNode
     ) -> (outcome: _InsertOutcome, turn: Bool) {
         let key = observer.observerID
         let box = _ValueObserverBox(observer)
         let object: AnyObject = box
         let flags = _SlotFlags.boxed
-        let node = graphNode
         let result: _InsertResult = node._state.withLock { state in
             let outcome = state.observers.insert(key: key, object: object, flags: flags, box: box)
             guard case .inserted = outcome else { return (outcome, false, false) }
@@ -968,7 +968,7 @@ extension GraphObservable {
             observer.didUnsubscribe(from: self)
             self.observer(observer, didSubscribe: false)
             withExtendedLifetime(removed) {}  // released here, after the callbacks, with no lock held
-            if !holdingTurn { _deliverQueuedCallbacks() }
+            if !holdingTurn { _deliverQueuedCallbacks(on: node) }
         }
         return true
     }
@@ -1017,7 +1017,12 @@ extension GraphObservable {
     /// none is left; then gives the turn back. Runs with no lock held.
     @usableFromInline
     func _deliverQueuedCallbacks() {
-        let node = graphNode
+        _deliverQueuedCallbacks(on: graphNode)
+    }
+
+    /// `_deliverQueuedCallbacks()` for a caller that has this observable's node at hand.
+    @usableFromInline
+    func _deliverQueuedCallbacks(on node: GraphNode) {
         while let batch = node._state.withLock({ $0.callbacks.takeBatch() }) {
             for pending in batch {
                 if pending.subscribed {
@@ -1930,12 +1935,13 @@ struct _CallbackQueue {
     /// What was queued, moved out (released by the caller, after unlocking); `nil` when nothing
     /// is, which gives the turn back.
     mutating func takeBatch() -> [_PendingCallback]? {
-        guard let queued = pending, !queued.isEmpty else {
+        // Checked in place: nothing queued is the usual case, and it needs no copy of the array.
+        if pending?.isEmpty ?? true {
             pending = nil
             return nil
         }
-        pending = []
-        return queued
+        defer { pending = [] }
+        return pending
     }
 }
 
