@@ -1260,6 +1260,16 @@ final class _NodeIsolation {
         return true
     }
 
+    /// Removes the mailbox of the actor `key` once it is idle (nothing pending, no drain on its
+    /// way or running), so that the node does not keep an actor it no longer posts to.
+    /// - Returns: the mailbox removed, whose actor reference the caller releases after
+    ///   unlocking (see `dropped`).
+    func removeIdleMailbox(_ key: ObjectIdentifier) -> _PostMailbox? {
+        guard let mailbox = mailboxes[key], mailbox.pending.isEmpty, !mailbox.scheduled, !mailbox.running
+        else { return nil }
+        return mailboxes.removeValue(forKey: key)
+    }
+
     /// Leaves the `sole` mode: every observer filed, but `key`, gets a record of `sole`. Runs
     /// once per change of mode, which only a registry down to one entry returns to.
     private func spill(_ sole: any Actor, except key: ObserverID, observers: borrowing _Registry) {
@@ -1431,27 +1441,29 @@ extension GraphNode {
     /// Returns `true` (and runs nothing) if a drain for it is already running further up the
     /// stack, so that the caller queues behind it.
     func _flushPosts(for key: ObjectIdentifier) -> Bool {
-        let busy = _state.withLock { state -> Bool in
+        let (busy, idle) = _state.withLock { state -> (Bool, _PostMailbox?) in
             guard let isolation = state.isolation, var mailbox = isolation.mailboxes[key] else {
-                return false
+                return (false, nil)
             }
-            if mailbox.running { return true }
-            guard !mailbox.pending.isEmpty else { return false }
+            if mailbox.running { return (true, nil) }
+            guard !mailbox.pending.isEmpty else { return (false, isolation.removeIdleMailbox(key)) }
             mailbox.running = true
             isolation.mailboxes[key] = mailbox
-            return false
+            return (false, nil)
         }
+        withExtendedLifetime(idle) {}  // its actor reference is released here, with no lock held
         if busy { return true }
         while true {
-            let batch = _state.withLock { state -> [_PendingPost] in
+            let (batch, idle) = _state.withLock { state -> ([_PendingPost], _PostMailbox?) in
                 guard let isolation = state.isolation, var mailbox = isolation.mailboxes[key], mailbox.running
-                else { return [] }
+                else { return ([], nil) }
                 let batch = mailbox.pending
                 mailbox.pending = []
                 if batch.isEmpty { mailbox.running = false }
                 isolation.mailboxes[key] = mailbox
-                return batch
+                return (batch, batch.isEmpty ? isolation.removeIdleMailbox(key) : nil)
             }
+            withExtendedLifetime(idle) {}
             if batch.isEmpty { return false }
             for post in batch {
                 for slot in post.targets {

@@ -197,6 +197,24 @@ struct ActorDeliveryTests {
         #expect(freed == nil)
     }
 
+    @Test("An actor that was posted to is freed once its observers leave: its mailbox goes when idle")
+    func actorMailboxReleasedWhenIdle() async {
+        weak var freed: WalletOwner?
+        do {
+            let owner = WalletOwner()
+            freed = owner
+            await owner.start()
+            let calls = GraphLock(0)
+            // From nonisolated code: queued for the owner, then drained on it by a task.
+            let result = owner.wallet.post(as: Watcher.self) { _ in calls.withLock { $0 += 1 } }
+            #expect(result == GraphPostResult(enqueued: 2))
+            #expect(await eventually { calls.withLock { $0 } == 2 })
+            await owner.stop()
+        }
+        // The draining task lets go of the actor when it ends, just after the last call.
+        #expect(await eventually { freed == nil })
+    }
+
     @Test("The plain broadcast from a background thread does not see the isolated conformance")
     @MainActor
     func broadcastOffMainCannotReachIsolatedConformance() async {
