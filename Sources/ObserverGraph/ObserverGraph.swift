@@ -794,7 +794,9 @@ extension GraphObservable {
         _ observer: Observer, isolation: (any Actor)? = #isolation
     ) -> Observer? {
         let node = graphNode
-        let (outcome, turn) = _insertObserver(observer, isolation: isolation, queueing: true, node: node)
+        let (outcome, turn, dropped) = _insertObserver(
+            observer, isolation: isolation, queueing: true, node: node)
+        if dropped { node._releaseDroppedActors() }
         guard case .inserted(let sweepDue) = outcome else { return nil }
         if turn {
             observer.didSubscribe(to: self)
@@ -807,27 +809,31 @@ extension GraphObservable {
 
     /// `subscribe` for the kit's own observers, whose callbacks are no-ops (the events layer calls
     /// it while holding a lock of its own): the callbacks fire at once, outside this observable's
-    /// callback order, and the occasional sweep for deallocated observers is left to the caller,
-    /// which must run it (after unlocking) when `sweepDue` is true: the sweep loads weak
-    /// references, and releasing what it loaded may run a deinit.
+    /// callback order, and two chores that may run a deinit are left to the caller, which must do
+    /// them after unlocking: the occasional sweep for deallocated observers when `sweepDue` (it
+    /// loads weak references, and releasing what it loaded may run a deinit), and
+    /// `graphNode._releaseDroppedActors()` when `releaseDue` (actor references this node's
+    /// records let go of).
     @inlinable
     func _subscribeDeferringSweep<Observer: GraphObserver>(
         _ observer: Observer, isolation: (any Actor)? = nil
-    ) -> (added: Bool, sweepDue: Bool) {
-        let (outcome, _) = _insertObserver(observer, isolation: isolation, queueing: false)
-        guard case .inserted(let sweepDue) = outcome else { return (false, false) }
+    ) -> (added: Bool, sweepDue: Bool, releaseDue: Bool) {
+        let (outcome, _, dropped) = _insertObserver(observer, isolation: isolation, queueing: false)
+        guard case .inserted(let sweepDue) = outcome else { return (false, false, dropped) }
         observer.didSubscribe(to: self)
         self.observer(observer, didSubscribe: true)
-        return (true, sweepDue)
+        return (true, sweepDue, dropped)
     }
 
     /// Inserts the edge in one critical section. With `queueing`, the same critical section
     /// takes this observable's callback turn (`turn == true`: the caller fires the callbacks,
     /// then delivers what was queued meanwhile) or, when a delivery is running, queues them.
+    /// `dropped`: the node's actor records let go of a reference, which the caller releases with
+    /// `_releaseDroppedActors()` once it holds no lock.
     @inlinable
     func _insertObserver<Observer: GraphObserver>(
         _ observer: Observer, isolation: (any Actor)?, queueing: Bool, node: GraphNode? = nil
-    ) -> (outcome: _InsertOutcome, turn: Bool) {
+    ) -> _InsertResult {
         let node = node ?? graphNode
         guard Observer.self is AnyObject.Type else {
             return _insertValueObserver(observer, isolation: isolation, queueing: queueing, node: node)
@@ -854,8 +860,7 @@ extension GraphObservable {
                     return (outcome, callbacks.admit(observer, subscribed: true, removed: nil), dropped)
                 }
             }
-            if result.dropped { node._releaseDroppedActors() }
-            return (result.outcome, result.turn)
+            return result
         }
         let key = observer.observerID
         let result: _InsertResult = reference._withUnsafeGuaranteedRef { object in
@@ -868,15 +873,14 @@ extension GraphObservable {
                 return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil), dropped)
             }
         }
-        if result.dropped { node._releaseDroppedActors() }
-        return (result.outcome, result.turn)
+        return result
     }
 
     /// `_insertObserver` of a struct observer, which a box holds.
     @inlinable
     func _insertValueObserver<Observer: GraphObserver>(
         _ observer: Observer, isolation: (any Actor)?, queueing: Bool, node: GraphNode
-    ) -> (outcome: _InsertOutcome, turn: Bool) {
+    ) -> _InsertResult {
         let key = observer.observerID
         let box = _ValueObserverBox(observer)
         let object: AnyObject = box
@@ -889,8 +893,7 @@ extension GraphObservable {
             guard queueing else { return (outcome, false, dropped) }
             return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil), dropped)
         }
-        if result.dropped { node._releaseDroppedActors() }
-        return (result.outcome, result.turn)
+        return result
     }
 
     /// Removes `observer`.

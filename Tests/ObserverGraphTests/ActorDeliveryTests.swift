@@ -73,6 +73,21 @@ actor WalletOwner {
     var observing: Bool { watchers.allSatisfy { wallet.hasObserver($0) } }
 }
 
+/// An actor that observes `wallet` from itself and, in its deinit, reads `wallet` again.
+actor DeinitProbe {
+    let wallet: ActorWallet
+    let seen: GraphLock<[Int]>
+
+    init(wallet: ActorWallet, seen: GraphLock<[Int]>) {
+        self.wallet = wallet
+        self.seen = seen
+    }
+
+    func observe(_ watcher: Watcher) { wallet.addObserver(watcher) }
+
+    deinit { seen.withLock { $0.append(wallet.observerCount) } }
+}
+
 struct SenderValue: Sendable {
     let sender: Int
     let value: Int
@@ -195,6 +210,22 @@ struct ActorDeliveryTests {
             await owner.stop()
         }
         #expect(freed == nil)
+    }
+
+    @Test("An actor whose last reference is the observable's record is released with no lock held")
+    func actorDeinitRunsOutsideTheLock() async {
+        // The probe's deinit reads the observable: run under the observable's lock (which is not
+        // recursive), it would never return, and the suite's time limit would fail this test.
+        let wallet = ActorWallet()
+        let watcher = Watcher("w")
+        let seen = GraphLock<[Int]>([])
+        do {
+            let probe = DeinitProbe(wallet: wallet, seen: seen)
+            await probe.observe(watcher)
+        }
+        #expect(seen.withLock { $0 }.isEmpty)  // the record of the probe keeps it alive
+        #expect(wallet.removeObserver(watcher) != nil)
+        #expect(seen.withLock { $0 } == [0])
     }
 
     @Test("An actor that was posted to is freed once its observers leave: its mailbox goes when idle")

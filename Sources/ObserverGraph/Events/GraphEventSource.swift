@@ -211,17 +211,19 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     final func _join(
         mode: _EventSink<Value>.Mode, drainer: (any Actor)?, _ handler: _Handler<Value>.Body
     ) -> SubscriptionToken {
-        let (sink, mustDrain, sweepDue) = pipeline.withLock { state in
+        let (sink, mustDrain, chores) = pipeline.withLock { state in
             let sink = _EventSink(
                 firstSequence: state.takeSequence(), mode: mode, handler: handler, source: self)
             if let terminal = state.terminal {
-                return (sink, state.enqueue(.replay(terminal, to: sink)), false)
+                return (sink, state.enqueue(.replay(terminal, to: sink)), (false, false))
             }
-            let sweepDue = _subscribeDeferringSweep(sink).sweepDue
-            guard let current = state.current else { return (sink, false, sweepDue) }
-            return (sink, state.enqueue(.replay(.value(_replayValue(current)), to: sink)), sweepDue)
+            let joined = _subscribeDeferringSweep(sink)
+            let chores = (joined.sweepDue, joined.releaseDue)
+            guard let current = state.current else { return (sink, false, chores) }
+            return (sink, state.enqueue(.replay(.value(_replayValue(current)), to: sink)), chores)
         }
-        if sweepDue { graphNode._sweepDeadObservers() }
+        if chores.1 { graphNode._releaseDroppedActors() }
+        if chores.0 { graphNode._sweepDeadObservers() }
         if mustDrain { _drainQueue(_identity(of: drainer)) }
         return _tokensKeepSourceAlive ? _keepingSource(SubscriptionToken(sink)) : SubscriptionToken(sink)
     }

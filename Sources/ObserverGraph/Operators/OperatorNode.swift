@@ -236,7 +236,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         let handler = makeHandler(_WeakReference(node))
         // Join the source and read its current value in one critical section of the source: the
         // input then receives exactly the changes that follow.
-        let (sink, sweepDue) = source.pipeline.withLock { state in
+        let (sink, chores) = source.pipeline.withLock { state in
             let sink = _EventSink<Value>(
                 firstSequence: state.takeSequence(), mode: .nonisolated, handler: .events(handler),
                 source: source,
@@ -245,10 +245,12 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
                 links.latest = state.current.map { source._replayValue($0) }
                 links.terminal = state.terminal
             }
-            let sweepDue = state.terminal == nil ? source._subscribeDeferringSweep(sink).sweepDue : false
-            return (sink, sweepDue)
+            guard state.terminal == nil else { return (sink, (false, false)) }
+            let joined = source._subscribeDeferringSweep(sink)
+            return (sink, (joined.sweepDue, joined.releaseDue))
         }
-        if sweepDue { source.graphNode._sweepDeadObservers() }
+        if chores.1 { source.graphNode._releaseDroppedActors() }
+        if chores.0 { source.graphNode._sweepDeadObservers() }
         node.input = (source, SubscriptionToken(sink))
         // Compares identities, never loads the weak reference: no object is released under the
         // registry's lock.
