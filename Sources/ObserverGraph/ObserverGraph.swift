@@ -1208,6 +1208,9 @@ final class _NodeIsolation {
     /// usual case: all of a node's observers live on the main actor), and `actors` is empty.
     /// Recording such an observer then costs a comparison, where a dictionary entry cost a
     /// random memory access per subscribe and unsubscribe once the node has many observers.
+    /// It goes when no observer is filed any more; an observer deallocated without leaving
+    /// stays filed (and so keeps this, as its own record would) until a sweep, broadcast or
+    /// post drops it, since liveness cannot be checked under the lock.
     @exclusivity(unchecked) var sole: (any Actor)? {
         didSet { soleIdentity = sole.map { ObjectIdentifier($0) } }
     }
