@@ -863,17 +863,13 @@ extension GraphObservable {
             return result
         }
         let key = observer.observerID
-        let result: _InsertResult = reference._withUnsafeGuaranteedRef { object in
+        return reference._withUnsafeGuaranteedRef { object in
             node._state.withLock { state in
-                let outcome = state.observers.insert(key: key, object: object, flags: 0, box: nil)
-                guard case .inserted = outcome else { return (outcome, false, false) }
-                let dropped = _NodeIsolation.record(
-                    isolation, for: key, in: &state.isolation, observers: state.observers)
-                guard queueing else { return (outcome, false, dropped) }
-                return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil), dropped)
+                state.insertObserver(
+                    observer, key: key, object: object, flags: 0, box: nil, isolation: isolation,
+                    queueing: queueing)
             }
         }
-        return result
     }
 
     /// `_insertObserver` of a struct observer, which a box holds.
@@ -885,15 +881,11 @@ extension GraphObservable {
         let box = _ValueObserverBox(observer)
         let object: AnyObject = box
         let flags = _SlotFlags.boxed
-        let result: _InsertResult = node._state.withLock { state in
-            let outcome = state.observers.insert(key: key, object: object, flags: flags, box: box)
-            guard case .inserted = outcome else { return (outcome, false, false) }
-            let dropped = _NodeIsolation.record(
-                isolation, for: key, in: &state.isolation, observers: state.observers)
-            guard queueing else { return (outcome, false, dropped) }
-            return (outcome, state.callbacks.admit(observer, subscribed: true, removed: nil), dropped)
+        return node._state.withLock { state in
+            state.insertObserver(
+                observer, key: key, object: object, flags: flags, box: box, isolation: isolation,
+                queueing: queueing)
         }
-        return result
     }
 
     /// Removes `observer`.
@@ -1862,6 +1854,21 @@ struct _NodeState {
     @usableFromInline var isolation: _NodeIsolation?
     @usableFromInline var callbacks = _CallbackQueue()
     @usableFromInline init() {}
+
+    /// The critical section of a plain or struct observer's subscribe: files `observer` under
+    /// `key` (`object` held weakly; `box` holds a struct), records its isolation and, with
+    /// `queueing`, admits its callbacks.
+    @inlinable
+    mutating func insertObserver<Observer: GraphObserver>(
+        _ observer: Observer, key: ObserverID, object: AnyObject, flags: UInt64, box: _ValueObserverBox?,
+        isolation actor: (any Actor)?, queueing: Bool
+    ) -> _InsertResult {
+        let outcome = observers.insert(key: key, object: object, flags: flags, box: box)
+        guard case .inserted = outcome else { return (outcome, false, false) }
+        let dropped = _NodeIsolation.record(actor, for: key, in: &isolation, observers: observers)
+        guard queueing else { return (outcome, false, dropped) }
+        return (outcome, callbacks.admit(observer, subscribed: true, removed: nil), dropped)
+    }
 
     /// Forgets the isolation of dead entries that a sweep dropped (not of a key that was added
     /// again meanwhile: that one has its own, newer isolation).
