@@ -53,13 +53,16 @@
 #else
     #error("ObserverGraph needs a platform lock: Darwin, Glibc, Musl, Android or Windows.")
 #endif
-#if !canImport(Darwin) && !os(Windows) && canImport(Synchronization)
+#if !canImport(Darwin) && !os(Windows) && canImport(Synchronization) && !OBSERVERGRAPH_NO_ATOMICS
     import Synchronization
 #endif
 
 // MARK: - Lock
 
-#if canImport(Darwin) || os(Windows) || !canImport(Synchronization)
+// Apple systems and Windows use their platform lock; elsewhere, the standard library's atomics.
+// `-DOBSERVERGRAPH_NO_ATOMICS` (for testing, not for apps) forces the platform-lock paths on any
+// platform, so that CI on Linux runs the whole suite on them too (a `pthread_mutex_t` there).
+#if canImport(Darwin) || os(Windows) || !canImport(Synchronization) || OBSERVERGRAPH_NO_ATOMICS
     #if canImport(Darwin)
         @usableFromInline typealias _GraphLockPrimitive = os_unfair_lock
     #elseif os(Windows)
@@ -401,7 +404,7 @@ enum _TrackingClassCache {
         Int(truncatingIfNeeded: (type >> 4) ^ (type >> 11)) & 127
     }
 
-    #if canImport(Darwin) || os(Windows) || !canImport(Synchronization)
+    #if canImport(Darwin) || os(Windows) || !canImport(Synchronization) || OBSERVERGRAPH_NO_ATOMICS
         private static let table = GraphLock<[UInt]>(Array(repeating: 0, count: 128))
 
         private static func load(_ slot: Int) -> UInt { table.withLock { $0[slot] } }
