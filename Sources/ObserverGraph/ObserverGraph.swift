@@ -854,8 +854,11 @@ extension GraphObservable {
                     let outcome = observers.insert(
                         key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
                     guard case .inserted = outcome else { return (outcome, false, false) }
-                    let dropped = _NodeIsolation.record(
-                        isolation, for: trackerKey, in: &isolations, observers: observers)
+                    let dropped =
+                        isolation == nil && isolations == nil
+                        ? false
+                        : _NodeIsolation.record(
+                            isolation, for: trackerKey, in: &isolations, observers: observers)
                     // Present here only if inconsistent, which the edge lock rules out; an entry
                     // left by a deallocated object is replaced.
                     _ = subscriptions.insert(key: selfKey, object: self, flags: 0, box: nil)
@@ -1868,7 +1871,10 @@ struct _NodeState {
     ) -> _InsertResult {
         let outcome = observers.insert(key: key, object: object, flags: flags, box: box)
         guard case .inserted = outcome else { return (outcome, false, false) }
-        let dropped = _NodeIsolation.record(actor, for: key, in: &isolation, observers: observers)
+        // A nonisolated caller on a node with no actor records, the usual case: nothing to record.
+        let dropped =
+            actor == nil && isolation == nil
+            ? false : _NodeIsolation.record(actor, for: key, in: &isolation, observers: observers)
         guard queueing else { return (outcome, false, dropped) }
         return (outcome, callbacks.admit(observer, subscribed: true, removed: nil), dropped)
     }
