@@ -33,11 +33,11 @@ extension ObservableSource {
         ) { node, pass in
             first.attach(node, in: pass) { node, event, pass in
                 state.value.a.take(event)
-                _combine(node, pass, state) { $0.output }
+                _combine(node, pass, state)
             }
             second.attach(node, in: pass) { node, event, pass in
                 state.value.b.take(event)
-                _combine(node, pass, state) { $0.output }
+                _combine(node, pass, state)
             }
         }
     }
@@ -61,15 +61,15 @@ extension ObservableSource {
         ) { node, pass in
             nodes.0.attach(node, in: pass) { node, event, pass in
                 state.value.a.take(event)
-                _combine(node, pass, state) { $0.output }
+                _combine(node, pass, state)
             }
             nodes.1.attach(node, in: pass) { node, event, pass in
                 state.value.b.take(event)
-                _combine(node, pass, state) { $0.output }
+                _combine(node, pass, state)
             }
             nodes.2.attach(node, in: pass) { node, event, pass in
                 state.value.c.take(event)
-                _combine(node, pass, state) { $0.output }
+                _combine(node, pass, state)
             }
         }
     }
@@ -186,27 +186,42 @@ struct _Latest3<A, B, C>: _CombineState {
 /// every node of lower rank (so it sees every input this pass changes).
 @inlinable
 func _combine<State: _CombineState>(
-    _ node: _OperatorNode<State.Output>, _ pass: _Pass?, _ state: _OperatorCell<State>,
-    _ output: @escaping (State) -> State.Output?
+    _ node: _OperatorNode<State.Output>, _ pass: _Pass?, _ state: _OperatorCell<State>
 ) {
-    guard let pass else { return _combineNow(node, nil, state, output) }
-    // The work is built only when this marks the node (not again for its other inputs).
-    pass.mark(node, { _combineNow(node, pass, state, output) })
+    guard let pass else { return _combineNow(node, nil, state) }
+    // Made once per node, by the thread running passes (the only one that marks it).
+    if node.markedWork == nil {
+        node.markedWork = { node, pass in _combineNow(node, pass, state) }
+    }
+    pass.mark(node)
 }
 
-/// Runs a `combineLatest` node: fails, emits the combination of fresh inputs, or finishes.
+/// Runs a `combineLatest` node: fails, emits the combination of fresh inputs, or finishes. The
+/// state is read and updated in place, in one access (no copy of the inputs' latest values).
 @inlinable
 func _combineNow<State: _CombineState>(
-    _ node: _OperatorNode<State.Output>, _ pass: _Pass?, _ state: _OperatorCell<State>,
-    _ output: (State) -> State.Output?
+    _ node: _OperatorNode<State.Output>, _ pass: _Pass?, _ state: _OperatorCell<State>
 ) {
-    if let error = state.value.failure {
-        node.emit(.failed(error), pass)
+    let (failure, value, finished) = state.value.takeCombination()
+    if let failure {
+        node.emit(.failed(failure), pass)
         return
     }
-    if state.value.fresh, let value = output(state.value) {
-        state.value.markCombined()
-        node.emit(.value(value), pass)
+    if let value { node.emit(.value(value), pass) }
+    if finished { node.emit(.finished, pass) }
+}
+
+extension _CombineState {
+    /// What the node emits now: the first failure, else the combination of fresh inputs (marked
+    /// combined) and whether every input finished.
+    @inlinable
+    mutating func takeCombination() -> (failure: (any Error)?, value: Output?, finished: Bool) {
+        if let failure { return (failure, nil, false) }
+        var value: Output?
+        if fresh, let combined = output {
+            markCombined()
+            value = combined
+        }
+        return (nil, value, allFinished)
     }
-    if state.value.allFinished { node.emit(.finished, pass) }
 }

@@ -27,6 +27,10 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     @usableFromInline var whenBuilt: [@Sendable () -> Void] = []
     /// Marked in the running pass (see `_Pass.mark`); touched only by the thread running passes.
     @exclusivity(unchecked) @usableFromInline var isMarked = false
+    /// What a pass runs for this node once it is marked (a `combineLatest`'s combination), made
+    /// once, when the node is first marked, instead of a closure per pass; it captures the
+    /// operator's state, not the node. Touched only by the thread running passes, like `isMarked`.
+    @exclusivity(unchecked) @usableFromInline var markedWork: ((_OperatorNode<Value>, _Pass) -> Void)?
 
     @usableFromInline
     init(
@@ -42,6 +46,12 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     deinit {
         for undo in links.withLock({ $0.detach }) { undo() }
+    }
+
+    /// Runs `markedWork` (see `_Pass.mark`).
+    @usableFromInline
+    func runMarked(_ pass: _Pass) {
+        markedWork?(self, pass)
     }
 
     /// Removes this node's edges from its parents (their closures are released with no lock

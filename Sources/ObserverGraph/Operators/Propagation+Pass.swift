@@ -2,6 +2,8 @@
 @usableFromInline
 protocol _Markable: AnyObject {
     var isMarked: Bool { get set }
+    /// Runs what the node does once per pass when marked (see `_Pass.mark`).
+    func runMarked(_ pass: _Pass)
 }
 
 extension _OperatorNode: _Markable {}
@@ -17,8 +19,9 @@ extension _OperatorNode: _Markable {}
 /// Not final only so that `_DomainGate` can be one; every member is final.
 @usableFromInline
 class _Pass {
-    /// A marked node, its rank, and what runs it.
-    typealias Mark = (rank: Int, node: any _Markable, work: () -> Void)
+    /// A marked node and its rank (the node knows what to run: `_Markable.runMarked`, so marking
+    /// allocates nothing).
+    typealias Mark = (rank: Int, node: any _Markable)
 
     /// Marked nodes not run yet, in the order they were marked; each runs once per pass (a node's
     /// `isMarked` says it is here). (Exclusivity is unchecked on the pass's state: only the
@@ -46,19 +49,19 @@ class _Pass {
 
     @usableFromInline init() {}
 
-    /// Runs `work` for `node` once, after every node of a lower rank: nothing when the node is
-    /// marked already. A node marked again after it ran (an input of a higher rank emitted into
-    /// it, which only a switching operator can cause) runs again.
+    /// Runs `node`'s marked work (`_OperatorNode.markedWork`) once, after every node of a lower
+    /// rank: nothing when the node is marked already. A node marked again after it ran (an input
+    /// of a higher rank emitted into it, which only a switching operator can cause) runs again.
     @inlinable
-    final func mark<Value>(_ node: _OperatorNode<Value>, _ work: @autoclosure () -> () -> Void) {
+    final func mark<Value>(_ node: _OperatorNode<Value>) {
         guard !node.isMarked else { return }
         node.isMarked = true
-        append(node, rank: node.rank, work())
+        append(node, rank: node.rank)
     }
 
     @usableFromInline
-    final func append(_ node: any _Markable, rank: Int, _ work: @escaping () -> Void) {
-        marked.append((rank, node, work))
+    final func append(_ node: any _Markable, rank: Int) {
+        marked.append((rank, node))
     }
 
     /// Queues `work` (an event crossing an edge a merge made since this pass began) for a pass
@@ -77,20 +80,32 @@ class _Pass {
     @usableFromInline
     final func run() {
         // Runs the marks of the lowest rank, in marking order; the others wait, and marks made
-        // meanwhile queue behind them.
-        while let lowest = marked.lazy.map(\.rank).min() {
+        // meanwhile queue behind them. A single mark (a diamond's one join) is taken out as is.
+        while !marked.isEmpty {
+            if marked.count == 1 {
+                let mark = marked.removeLast()
+                mark.node.isMarked = false
+                mark.node.runMarked(self)
+                continue
+            }
+            let lowest = marked.lazy.map(\.rank).min() ?? 0
             swap(&marked, &running)
             for mark in running where mark.rank != lowest { marked.append(mark) }
             for mark in running where mark.rank == lowest {
                 mark.node.isMarked = false
-                mark.work()
+                mark.node.runMarked(self)
             }
             running.removeAll(keepingCapacity: true)
         }
-        if !touched.isEmpty {
+        // Nothing is added to `touched` while its nodes publish: a change made by an observer is
+        // queued as a job of its own, which runs after this pass.
+        if touched.count == 1 {
+            // Usually one node published: taken out, with no copy of the list or the entry.
+            let publication = touched.removeLast()
+            publication.publish(publication.node)
+        } else if !touched.isEmpty {
             for publication in touched { publication.publish(publication.node) }
-            // Usually one node published: dropping it is cheaper than the general removal.
-            if touched.count == 1 { touched.removeLast() } else { touched.removeAll(keepingCapacity: true) }
+            touched.removeAll(keepingCapacity: true)
         }
         if let domain = acrossMergeDomain {
             let crossing = acrossMerge
