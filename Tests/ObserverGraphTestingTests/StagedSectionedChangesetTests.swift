@@ -69,6 +69,92 @@ private func perturbed(_ old: Sections, _ random: inout Generator) -> Sections {
     return sections
 }
 
+/// `perturbed(_:_:)` applied several times.
+private func perturbed(_ old: Sections, _ random: inout Generator, rounds: ClosedRange<Int>) -> Sections {
+    var sections = old
+    for _ in 0..<Int.random(in: rounds, using: &random) { sections = perturbed(sections, &random) }
+    return sections
+}
+
+/// Sections whose item ids repeat (within and across sections).
+private func sectionsWithDuplicates(_ random: inout Generator) -> Sections {
+    var sections = randomSections(&random)
+    for s in sections.indices {
+        for i in sections[s].items.indices {
+            sections[s].items[i] = Cell(id: sections[s].items[i].id % 5, text: sections[s].items[i].text)
+        }
+    }
+    return sections
+}
+
+/// The length of a longest strictly increasing subsequence (the items that need not move).
+private func longestIncreasing(_ values: [Int]) -> Int {
+    var tails: [Int] = []
+    for value in values {
+        var low = 0
+        var high = tails.count
+        while low < high {
+            let middle = (low + high) / 2
+            if tails[middle] < value { low = middle + 1 } else { high = middle }
+        }
+        if low == tails.count { tails.append(value) } else { tails[low] = value }
+    }
+    return tails.count
+}
+
+/// What matching every item by identity across the sections that survive implies (distinct
+/// ids): how many items are deleted, inserted, moved across and within sections, and reloaded.
+private struct MatchingCounts: Equatable {
+    var deletes = 0
+    var inserts = 0
+    var acrossMoves = 0
+    var withinMoves = 0
+    var reloads = 0
+
+    init() {}
+
+    init(model old: Sections, _ new: Sections) {
+        let surviving = Set(old.map(\.metadata.id)).intersection(new.map(\.metadata.id))
+        var oldPlace: [Int: (section: Int, cell: Cell)] = [:]
+        for section in old where surviving.contains(section.metadata.id) {
+            for cell in section.items { oldPlace[cell.id] = (section.metadata.id, cell) }
+        }
+        var newPlace: [Int: Int] = [:]
+        for section in new where surviving.contains(section.metadata.id) {
+            for cell in section.items { newPlace[cell.id] = section.metadata.id }
+        }
+        deletes = oldPlace.keys.filter { newPlace[$0] == nil }.count
+        for section in new where surviving.contains(section.metadata.id) {
+            let before = old.first { $0.metadata.id == section.metadata.id }!
+            // The old order of the items that stay in this section, by id.
+            var rank: [Int: Int] = [:]
+            for cell in before.items where newPlace[cell.id] == section.metadata.id {
+                rank[cell.id] = rank.count
+            }
+            var stayers: [Int] = []
+            for cell in section.items {
+                guard let (from, previous) = oldPlace[cell.id] else {
+                    inserts += 1
+                    continue
+                }
+                if from != section.metadata.id { acrossMoves += 1 } else { stayers.append(rank[cell.id]!) }
+                if previous != cell && before.metadata == section.metadata { reloads += 1 }
+            }
+            withinMoves += stayers.count - longestIncreasing(stayers)
+        }
+    }
+
+    init(staged: StagedSectionedChangeset<Header, Cell>) {
+        for update in staged.stages.map(\.update) {
+            deletes += update.itemDeletes.count
+            inserts += update.itemInserts.count
+            acrossMoves += update.itemMoves.filter { $0.from.section != $0.to.section }.count
+            withinMoves += update.itemMoves.filter { $0.from.section == $0.to.section }.count
+            reloads += update.itemReloads.count
+        }
+    }
+}
+
 @Suite("Sectioned staged changesets")
 struct StagedSectionedChangesetTests {
     @Test("10,000 random pairs of sections: every stage is a valid batch and the stages end at the target")
@@ -114,6 +200,88 @@ struct StagedSectionedChangesetTests {
                 SectionedBatchUpdate(sections: ArrayChangeset(updates: [1])),
             ])
         try BatchUpdateValidator.validate(staged, from: old, to: new)
+    }
+
+    @Test("5,000 random pairs with distinct ids: the changes are those of matching every item by identity")
+    func matchingByIdentity() {
+        var random = Generator(seed: 31)
+        var seen = MatchingCounts()
+        for trial in 0..<5_000 {
+            let old = randomSections(&random)
+            let new = perturbed(old, &random, rounds: 1...4)
+            let staged = StagedSectionedChangeset(
+                from: old, to: new, sectionIdentifiedBy: \.id, itemIdentifiedBy: \.id)
+            let expected = MatchingCounts(model: old, new)
+            guard MatchingCounts(staged: staged) == expected else {
+                Issue.record(
+                    "trial \(trial): \(MatchingCounts(staged: staged)) != \(expected)\n\(old)\n→ \(new)")
+                return
+            }
+            seen.deletes += expected.deletes
+            seen.inserts += expected.inserts
+            seen.acrossMoves += expected.acrossMoves
+            seen.withinMoves += expected.withinMoves
+            seen.reloads += expected.reloads
+        }
+        // Each kind of change happened often.
+        #expect(seen.deletes > 500 && seen.inserts > 500 && seen.acrossMoves > 500)
+        #expect(seen.withinMoves > 200 && seen.reloads > 500)
+    }
+
+    @Test("A hundred sections of a hundred items, 1% moved across sections: one stage of exactly those moves")
+    func largeCrossSectionMoves() throws {
+        var random = Generator(seed: 11)
+        let old: Sections = (0..<100).map { s in
+            ArraySection(
+                metadata: Header(id: s, title: 0),
+                items: (s * 100..<s * 100 + 100).map { Cell(id: $0, text: 0) })
+        }
+        var new = old
+        var moved: [Int: (from: Int, to: Int)] = [:]
+        for id in (0..<10_000).shuffled(using: &random).prefix(100) {
+            let from = new.firstIndex { $0.items.contains { $0.id == id } }!
+            let cell = new[from].items.remove(at: new[from].items.firstIndex { $0.id == id }!)
+            var to = Int.random(in: 0..<100, using: &random)
+            while to == from { to = Int.random(in: 0..<100, using: &random) }
+            new[to].items.insert(cell, at: Int.random(in: 0...new[to].items.count, using: &random))
+            moved[id] = (from, to)
+        }
+        let staged = StagedSectionedChangeset(
+            from: old, to: new, sectionIdentifiedBy: \.id, itemIdentifiedBy: \.id)
+        try #require(staged.stages.count == 1)
+        let update = staged.stages[0].update
+        #expect(update.sections.isEmpty && update.itemDeletes.isEmpty && update.itemInserts.isEmpty)
+        #expect(update.itemReloads.isEmpty)
+        #expect(update.itemMoves.count == 100)
+        // Each move takes a moved item from where it was (after the earlier moves out of its
+        // old section, still there) to where it is now.
+        let staging = staged.stages[0].sections
+        for move in update.itemMoves {
+            let id = new[move.to.section].items[move.to.item].id
+            #expect(moved[id]?.to == move.to.section)
+            #expect(staging[move.to.section].items[move.to.item].id == id)
+            #expect(old[move.from.section].items[move.from.item].id == id)
+        }
+        try BatchUpdateValidator.validate(staged, from: old, to: new)
+    }
+
+    @Test(
+        "5,000 random pairs with repeated ids: every stage is a valid batch and the stages end at the target")
+    func duplicateIdentities() {
+        var random = Generator(seed: 5)
+        for trial in 0..<5_000 {
+            let old = sectionsWithDuplicates(&random)
+            let new =
+                trial % 2 == 0 ? perturbed(old, &random, rounds: 1...3) : sectionsWithDuplicates(&random)
+            let staged = StagedSectionedChangeset(
+                from: old, to: new, sectionIdentifiedBy: \.id, itemIdentifiedBy: \.id)
+            do {
+                try BatchUpdateValidator.validate(staged, from: old, to: new)
+            } catch {
+                Issue.record("trial \(trial): \(error)\n\(old)\n→ \(new)\n\(staged.stages.map(\.update))")
+                return
+            }
+        }
     }
 
     @Test("The sectioned validator rejects item changes in changed sections and wrong counts")

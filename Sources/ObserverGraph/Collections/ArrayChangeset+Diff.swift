@@ -71,38 +71,57 @@ enum ArrayDiff {
     /// hybrid described at the top of this file.
     @inlinable
     static func hashedOrigins<Key: Hashable>(_ old: [Key], _ new: [Key]) -> [Int] {
-        let oldCount = old.count
-        let newCount = new.count
+        var origins = [Int](repeating: -1, count: new.count)
+        hashedOrigins(old, 0..<old.count, new, 0..<new.count, into: &origins)
+        return origins
+    }
+
+    /// `hashedOrigins` of `old[oldRange]` against `new[newRange]`: writes the old index matched
+    /// to each new position of `newRange` into `origins` (indexed like `new`), and leaves the
+    /// unmatched ones as they are (-1 when fresh). Used per section by the sectioned diff.
+    @inlinable
+    static func hashedOrigins<Key: Hashable>(
+        _ old: [Key], _ oldRange: Range<Int>, _ new: [Key], _ newRange: Range<Int>, into origins: inout [Int]
+    ) {
+        let oldStart = oldRange.lowerBound
+        let newStart = newRange.lowerBound
+        let oldCount = oldRange.count
+        let newCount = newRange.count
         var prefix = 0
-        while prefix < oldCount && prefix < newCount && old[prefix] == new[prefix] { prefix += 1 }
+        while prefix < oldCount && prefix < newCount && old[oldStart + prefix] == new[newStart + prefix] {
+            prefix += 1
+        }
         var suffix = 0
         while suffix < oldCount - prefix && suffix < newCount - prefix
-            && old[oldCount - 1 - suffix] == new[newCount - 1 - suffix]
+            && old[oldRange.upperBound - 1 - suffix] == new[newRange.upperBound - 1 - suffix]
         {
             suffix += 1
         }
-        var origins = [Int](repeating: -1, count: newCount)
-        for i in 0..<prefix { origins[i] = i }
-        for s in 0..<suffix { origins[newCount - suffix + s] = oldCount - suffix + s }
+        origins.withUnsafeMutableBufferPointer { origins in
+            for i in 0..<prefix { origins[newStart + i] = oldStart + i }
+            for s in 0..<suffix {
+                origins[newRange.upperBound - suffix + s] = oldRange.upperBound - suffix + s
+            }
+        }
         let n = oldCount - prefix - suffix
         let m = newCount - prefix - suffix
-        guard n > 0 && m > 0 else { return origins }
+        guard n > 0 && m > 0 else { return }
         let limit = 128
         // Constants for the closures: a captured `var` is checked for exclusive access on every
         // read and write at run time (that was 40% of a small diff).
-        let start = prefix
-        let equal: (Int, Int) -> Bool = { old[start + $0] == new[start + $1] }
+        let oldMiddle = oldStart + prefix
+        let newMiddle = newStart + prefix
+        let equal: (Int, Int) -> Bool = { old[oldMiddle + $0] == new[newMiddle + $1] }
         let found = origins.withUnsafeMutableBufferPointer { origins in
-            myers(n, m, limit: limit, equal) { origins[start + $1] = start + $0 }
+            myers(n, m, limit: limit, equal) { origins[newMiddle + $1] = oldMiddle + $0 }
         }
+        let oldRest = oldMiddle..<(oldMiddle + n)
+        let newRest = newMiddle..<(newMiddle + m)
         if found {
-            pairMoves(
-                &origins, old: old, new: new, in: prefix..<(oldCount - suffix), prefix..<(newCount - suffix))
+            pairMoves(&origins, old: old, new: new, in: oldRest, newRest)
         } else {
-            greedyMatch(
-                &origins, old: old, new: new, in: prefix..<(oldCount - suffix), prefix..<(newCount - suffix))
+            greedyMatch(&origins, old: old, new: new, in: oldRest, newRest)
         }
-        return origins
     }
 
     /// Origins by identity, and which old indices were updated (content changed).
