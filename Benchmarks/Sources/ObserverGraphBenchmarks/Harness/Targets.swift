@@ -374,6 +374,9 @@ enum Targets {
 
     /// The staged sectioned diff costs at most this many times the flat diff of the same items.
     static let sectionedMaxRatioToFlat = 3.0
+    /// ... and at most this many times the per-section `difference(from:)` loop (its peer), which
+    /// finds no cross-section move.
+    static let sectionedMaxRatioToLoop = 1.0
 
     private static func evaluateSectionedDiff(_ report: Report) {
         let target =
@@ -391,6 +394,13 @@ enum Targets {
                 measured:
                     "\(formatValue(staged)) / \(formatValue(flat)) µs = \(formatRatio(staged / flat)); "
                     + "per-section difference(from:) \(formatValue(loop)) µs"))
+        report.addTarget(
+            TargetRow(
+                target:
+                    "sectioned diff 100x100: staged <= \(formatRatio(sectionedMaxRatioToLoop)) "
+                    + "per-section difference(from:)",
+                status: status(staged / loop <= sectionedMaxRatioToLoop),
+                measured: "\(formatValue(staged)) / \(formatValue(loop)) µs = \(formatRatio(staged / loop))"))
     }
 
     /// The operator chain: at most this share of OpenCombine's time per set, and at most this

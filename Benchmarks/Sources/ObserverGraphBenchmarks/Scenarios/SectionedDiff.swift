@@ -3,8 +3,9 @@
 //
 // - kit staged: `StagedSectionedChangeset(from:to:sectionIdentifiedBy:itemIdentifiedBy:)`, the
 //   batch updates for a sectioned view, with the 100 items as cross-section moves;
-// - kit flat diff: `ArrayChangeset.diff(from:to:)` of the 10,000 item ids, flattened (what
-//   the sectioned diff costs at least);
+// - kit flat diff: `ArrayChangeset.diff(from:to:)` of the 10,000 item ids, flattened: the items
+//   matched all at once (here by hashing, the moves being over its Myers limit), where the
+//   sectioned diff matches them within each section first;
 // - per-section `difference(from:)` (the reference): the loop a user writes without a
 //   sectioned diff, which reports each moved item as a delete and an insert.
 //
