@@ -91,6 +91,34 @@ struct ArrayDiffTests {
         }
     }
 
+    @Test("Past 128 edits the shortest script is still found while 2√(N+M) allows it, then hashing")
+    func shortestScriptPast128() throws {
+        // 10,000 + 10,000 elements allow up to 282 edits.
+        for (edits, seed) in [(100, UInt64(3)), (140, 4), (1_000, 6)] {
+            let (old, new) = Self.pair(
+                size: 10_000, deleted: edits, inserted: edits, shuffled: 0, seed: seed)
+            let changeset = ArrayChangeset.diff(from: old, to: new)
+            #expect(changeset.deletes.count == edits && changeset.inserts.count == edits, "\(edits)")
+            #expect(changeset.moves.isEmpty, "\(edits)")
+            #expect(try changeset.apply(to: old, newElements: new) == new, "\(edits)")
+        }
+        // Each element about ten times, at random places: the shortest script has at most the
+        // 200 edits made, with the kept elements in order (matching each element to its first
+        // unused equal, the linear path makes thousands of moves here); a deleted element equal
+        // to an inserted one pairs into a move.
+        var random = SeededGenerator(seed: 8)
+        let old = (0..<10_000).map { _ in Int.random(in: 0..<1_000, using: &random) }
+        var new = old
+        for _ in 0..<100 { new.remove(at: Int.random(in: 0..<new.count, using: &random)) }
+        for _ in 0..<100 {
+            new.insert(
+                Int.random(in: 0..<1_000, using: &random), at: Int.random(in: 0...new.count, using: &random))
+        }
+        let changeset = ArrayChangeset.diff(from: old, to: new)
+        #expect(changeset.deletes.count + changeset.inserts.count + 2 * changeset.moves.count <= 200)
+        #expect(try changeset.apply(to: old, newElements: new) == new)
+    }
+
     @Test("replace(with:) always diffs; reload(with:) never does")
     func replaceDiffsReloadReloads() {
         let array = ObservableArray([1, 2, 3])

@@ -2,9 +2,10 @@
 //
 // Algorithm (a hybrid): after trimming the common prefix and suffix, Myers' O((N+M)·D) algorithm
 // looks for a shortest script of deletes and inserts, but only while D (deletes plus inserts)
-// stays small: up to 128 for hashable elements, where it costs less than hashing every
-// element. When D is larger, hashable elements are matched in linear time instead, in the
-// manner of Heckel's algorithm: each new element takes the first unused old element with the
+// stays small enough that it costs less than hashing every element: for hashable elements, up
+// to 2√(N+M) (at least 128); from step 128 on, a search whose progress shows that it needs more
+// gives up at once. When D is larger, hashable elements are matched in linear time instead, in
+// the manner of Heckel's algorithm: each new element takes the first unused old element with the
 // same key (for distinct elements this is the only matching, so deletes and inserts are exactly
 // the elements present on one side only). Either way, deleted and inserted elements that are
 // equal are paired into moves, and the matched elements that keep their relative order stay in
@@ -40,8 +41,9 @@ extension ArrayChangeset {
     /// (exactly the fewest for distinct elements); moves are the fewest for the matching.
     ///
     /// Thread safety: pure. Callbacks: `==` and `hash(into:)` of `Element`.
-    /// - Complexity: O(N + M + D²) time for D ≤ 128, else O(N + M) expected time (hashing)
-    ///   plus O(K log K) for the K elements that change place; O(N + M) memory.
+    /// - Complexity: O(N + M + D²) time and memory while D ≤ 2√(N + M) (and D ≤ 128 always
+    ///   qualifies), else O(N + M) expected time (hashing); plus O(K log K) for the K elements
+    ///   that change place; O(N + M) memory besides.
     @inlinable
     public static func diff<Element: Hashable>(from old: [Element], to new: [Element]) -> ArrayChangeset {
         fromOrigins(ArrayDiff.hashedOrigins(old, new), oldCount: old.count, updated: nil)
@@ -106,14 +108,25 @@ enum ArrayDiff {
         let n = oldCount - prefix - suffix
         let m = newCount - prefix - suffix
         guard n > 0 && m > 0 else { return }
-        let limit = 128
+        // Myers while it costs less than hashing: its D steps cost about D²/2 tries and keep
+        // about D²/2 numbers, hashing costs about a dozen tries per element. So up to
+        // D = √(4(n + m)) (at least 128), within a budget of eight tries per element; a diff
+        // predicted to need more gives up at step 128 as before (see `myers`).
+        let limit = max(128, Int((4 * Double(n + m)).squareRoot()))
+        let budget = 8 * (n + m) + 128 * 128
         // Constants for the closures: a captured `var` is checked for exclusive access on every
         // read and write at run time (that was 40% of a small diff).
         let oldMiddle = oldStart + prefix
         let newMiddle = newStart + prefix
-        let equal: (Int, Int) -> Bool = { old[oldMiddle + $0] == new[newMiddle + $1] }
-        let found = origins.withUnsafeMutableBufferPointer { origins in
-            myers(n, m, limit: limit, equal) { origins[newMiddle + $1] = oldMiddle + $0 }
+        let found = old.withUnsafeBufferPointer { old in
+            new.withUnsafeBufferPointer { new in
+                origins.withUnsafeMutableBufferPointer { origins in
+                    myers(n, m, limit: limit, budget: budget, { old[oldMiddle + $0] == new[newMiddle + $1] })
+                    {
+                        origins[newMiddle + $1] = oldMiddle + $0
+                    }
+                }
+            }
         }
         let oldRest = oldMiddle..<(oldMiddle + n)
         let newRest = newMiddle..<(newMiddle + m)
@@ -168,39 +181,70 @@ enum ArrayDiff {
     }
 
     /// Myers' greedy shortest edit script: calls `match` with each matched pair (old, new),
-    /// last pair first, and returns `true`; `false` (no call) beyond `limit` edits. The furthest-reaching points of every step are kept in one flat array: step d
-    /// holds v[k] for k in -(d+1)...(d+1) from index d² + 2d.
-    @inlinable
+    /// last pair first, and returns `true`; `false` (no call) beyond `limit` edits. With a
+    /// `budget`, also `false` once its work (steps tried plus elements compared) exceeds it, or
+    /// as soon as the progress made predicts more than `limit` edits: at steps 128, 160, 192, …,
+    /// d steps that covered a fraction f of the input predict d / f edits (for edits spread
+    /// over it), so a diff far over the limit gives up after little work. What each step starts
+    /// from is kept in one flat array, for the backtrack (see there).
+    @inlinable @inline(__always)  // so that `equal` is inlined in its loop
     static func myers(
-        _ n: Int, _ m: Int, limit: Int, _ equal: (Int, Int) -> Bool, _ match: (Int, Int) -> Void
+        _ n: Int, _ m: Int, limit: Int, budget: Int = .max, _ equal: (Int, Int) -> Bool,
+        _ match: (Int, Int) -> Void
     ) -> Bool {
         if n == 0 || m == 0 { return true }
         let limit = min(n + m, limit)
         let offset = limit + 1
-        var v = [Int](repeating: 0, count: 2 * limit + 3)
         var trace: [Int] = []
-        for d in 0...limit {
-            trace.append(contentsOf: v[(offset - d - 1)...(offset + d + 1)])
-            for k in stride(from: -d, through: d, by: 2) {
-                var x: Int
-                if k == -d || (k != d && v[offset + k - 1] < v[offset + k + 1]) {
-                    x = v[offset + k + 1]
-                } else {
-                    x = v[offset + k - 1] + 1
+        let steps = withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * limit + 3) { v -> Int? in
+            v.initialize(repeating: 0)
+            var work = 0
+            for d in 0...limit {
+                // What step d starts from: v[k] for k = -(d+1), -(d-1), …, d+1 (the only ones
+                // this step and the backtrack read).
+                var kept = -d - 1
+                while kept <= d + 1 {
+                    trace.append(v[offset + kept])
+                    kept += 2
                 }
-                var y = x - k
-                while x < n && y < m && equal(x, y) {
-                    x += 1
-                    y += 1
+                work += d + 1
+                var k = -d
+                while k <= d {
+                    let at = offset + k
+                    var x: Int
+                    if k == -d || (k != d && v[at - 1] < v[at + 1]) {
+                        x = v[at + 1]
+                    } else {
+                        x = v[at - 1] + 1
+                    }
+                    var y = x - k
+                    let snake = x
+                    while x < n && y < m && equal(x, y) {
+                        x += 1
+                        y += 1
+                    }
+                    work += x - snake
+                    v[at] = x
+                    if x >= n && y >= m { return d + 1 }
+                    k += 2
                 }
-                v[offset + k] = x
-                if x >= n && y >= m {
-                    backtrack(trace, steps: d + 1, n, m, match)
-                    return true
+                if work > budget { return nil }
+                if budget < .max && d >= 128 && d % 32 == 0 {
+                    // The furthest point reached: x + y on its diagonal.
+                    var reached = 0
+                    var k = -d
+                    while k <= d {
+                        reached = max(reached, 2 * v[offset + k] - k)
+                        k += 2
+                    }
+                    if reached == 0 || d * (n + m) / reached > limit { return nil }
                 }
             }
+            return nil
         }
-        return false
+        guard let steps else { return false }
+        backtrack(trace, steps: steps, n, m, match)
+        return true
     }
 
     @inlinable
@@ -208,8 +252,10 @@ enum ArrayDiff {
         var x = n
         var y = m
         for d in stride(from: steps - 1, through: 0, by: -1) {
-            let base = d * d + 2 * d + d + 1  // index of k = 0 in step d
-            func at(_ k: Int) -> Int { trace[base + k] }
+            // Step d keeps d + 2 values, for k = -(d+1), -(d-1), …, d+1, from index d(d + 3)/2;
+            // the k read here are of that parity.
+            let start = d * (d + 3) / 2
+            func at(_ k: Int) -> Int { trace[start + (k + d + 1) / 2] }
             let k = x - y
             let previousK = (k == -d || (k != d && at(k - 1) < at(k + 1))) ? k + 1 : k - 1
             let previousX = d == 0 ? 0 : at(previousK)
@@ -258,15 +304,21 @@ enum ArrayDiff {
     ) {
         var used = [Bool](repeating: false, count: oldRange.count)
         var inserted = 0
-        for position in newRange {
-            if origins[position] >= 0 {
-                used[origins[position] - oldRange.lowerBound] = true
-            } else {
-                inserted += 1
+        origins.withUnsafeBufferPointer { origins in
+            used.withUnsafeMutableBufferPointer { used in
+                for position in newRange {
+                    if origins[position] >= 0 {
+                        used[origins[position] - oldRange.lowerBound] = true
+                    } else {
+                        inserted += 1
+                    }
+                }
             }
         }
         guard inserted > 0 else { return }
-        let unmatched = oldRange.filter { !used[$0 - oldRange.lowerBound] }
+        let unmatched = used.withUnsafeBufferPointer { used in
+            oldRange.filter { !used[$0 - oldRange.lowerBound] }
+        }
         guard !unmatched.isEmpty else { return }
         var available = Chains(old, unmatched)
         for position in newRange where origins[position] < 0 {
