@@ -44,6 +44,9 @@ extension StagedSectionedChangeset where Metadata: Equatable, Item: Equatable {
         -> [ItemID]
     {
         let count = sections.reduce(0) { $0 + $1.items.count }
+        // Not for no item: that would write the count of the shared empty array's storage,
+        // which other threads read.
+        guard count > 0 else { return [] }
         return [ItemID](unsafeUninitializedCapacity: count) { buffer, initialized in
             for section in sections {
                 for item in section.items {
