@@ -928,16 +928,17 @@ extension GraphObservable {
         /// Whether the node's actor records let go of a reference (see `_NodeIsolation.dropped`).
         let dropped: Bool
         if Observer.self is AnyObject.Type {
+            // The observer is known by its address, without copying its reference (see
+            // `_insertObserver`); when the entry is this very object, the removal carries
+            // nothing out.
+            let address = unsafeBitCast(observer, to: Unmanaged<AnyObject>.self).toOpaque()
             if let trackerNode {
-                (found, removed, now, dropped) = GraphNode._detachEdge(observable: node, tracker: trackerNode)
-                {
+                (found, removed, now, dropped) = GraphNode._detachEdge(
+                    observable: node, tracker: trackerNode, held: address
+                ) {
                     $1.admit(observer, subscribed: false, removed: $0, holdingTurn: holdingTurn)
                 }
             } else {
-                // The observer is known by its address, without copying its reference (see
-                // `_insertObserver`); when the entry is this very object, the removal carries
-                // nothing out.
-                let address = unsafeBitCast(observer, to: Unmanaged<AnyObject>.self).toOpaque()
                 (found, removed, now, dropped) = node._state.withLock { state in
                     let (found, removed) = state.observers.remove(key: key, heldAt: address)
                     let dropped = state.isolation?.forget(key, observers: state.observers) ?? false
@@ -1603,31 +1604,29 @@ public final class GraphNode: @unchecked Sendable {
     }
 
     /// Removes the edge observable → tracker on both sides at once; `found` is `false` if it was
-    /// not there. The caller holds the tracking observer, whose node is `tracker`. `admit` runs
-    /// in the same critical section when the edge was removed (see `_CallbackQueue`); the
-    /// tracker's recorded isolation is forgotten in it too.
-    ///
-    /// No weak reference is loaded: both sides of an edge are added and removed in one critical
-    /// section, and a tracker's edges leave the observables' lists when its node goes, so the
-    /// observable's entry filed under the key of `tracker` (alive: its observer is held) exists
-    /// exactly when the tracker's list has the edge, and refers to the held observer. Both
-    /// entries are dropped; nothing is carried out.
+    /// not there. `held` is the address of the tracking observer, which the caller holds (see
+    /// `_Registry.remove(key:heldAt:)`). `admit` runs in the same critical section when the edge was removed (see `_CallbackQueue`);
+    /// the tracker's recorded isolation is forgotten in it too.
     @usableFromInline
     static func _detachEdge(
-        observable: GraphNode, tracker: GraphNode, admit: (_Removed?, inout _CallbackQueue) -> Bool
+        observable: GraphNode, tracker: GraphNode, held: UnsafeMutableRawPointer,
+        admit: (_Removed?, inout _CallbackQueue) -> Bool
     ) -> (found: Bool, removed: _Removed?, turn: Bool, dropped: Bool) {
         let trackerKey = ObserverID(tracker)
         let observableKey = ObserverID(observable)
         return _withEdge(observable: observable, tracker: tracker) {
             observers, subscriptions, callbacks, isolation, broadcasts in
-            guard let place = subscriptions.locate(observableKey) else {
-                return (false, nil, false, isolation?.forget(trackerKey, observers: observers) ?? false)
-            }
-            observers.drop(key: trackerKey)
-            subscriptions.drop(at: place)
+            // The tracker's entry is found first, so that the memory fetch of its list (in
+            // random order, rarely in the cache) overlaps with the search of the observable's
+            // index instead of following it. Removing from `observers` leaves it where it is.
+            let place = subscriptions.locate(observableKey)
+            let (found, removed) = observers.remove(key: trackerKey, heldAt: held)
             let dropped = isolation?.forget(trackerKey, observers: observers) ?? false
+            guard found else { return (false, nil, false, dropped) }
             broadcasts.noteRemoval()
-            return (true, nil, admit(nil, &callbacks), dropped)
+            // The tracker's side only drops its weak reference: nothing to carry out.
+            if let place { subscriptions.drop(at: place) }
+            return (true, removed, admit(removed, &callbacks), dropped)
         }
     }
 
