@@ -55,6 +55,31 @@ struct OwnershipTests {
         #expect((0..<5).allSatisfy { deinits["H\($0)"] == 1 })
     }
 
+    @Test("A tracking observer that unsubscribes itself in its deinit fires nothing, also mid-delivery")
+    func trackerLeavingInDeinit() {
+        // Released with no delivery running: its removal finds it deallocating, like any other.
+        let log = EventLog()
+        let observable = JoinHook(log: log)
+        var tracker: SelfRemovingTracker? = SelfRemovingTracker(observable, log: log)
+        observable.addObserver(tracker!)
+        log.clear()
+        tracker = nil
+        #expect(log.all == ["removeObserver(self) -> false"])
+        #expect(observable.observers.isEmpty)
+        // Released inside the observable's own callback (its delivery runs): nothing is queued
+        // for the dying tracker, and the process survives it.
+        var second: SelfRemovingTracker? = SelfRemovingTracker(observable, log: log)
+        observable.addObserver(second!)
+        observable.onJoin = { second = nil }
+        log.clear()
+        let watcher = Watcher("W")
+        observable.addObserver(watcher)
+        #expect(log.all == ["O.observer(joined)", "removeObserver(self) -> false"])
+        #expect(observable.observers.count == 1)
+        #expect(GraphNode.consistencyViolations(among: [observable.graphNode]).isEmpty)
+        withExtendedLifetime(watcher) {}
+    }
+
     @Test("A deallocated tracking observer's edges disappear from every observable")
     func trackerDeallocationRemovesEdges() {
         let log = EventLog()
@@ -202,4 +227,37 @@ struct OwnershipTests {
         #expect(deinits["Doomed"] == 1)
         #expect(subject.observerCount == 1)
     }
+}
+
+/// An observable whose callback for a join runs `onJoin` once.
+private final class JoinHook: GraphObservable, @unchecked Sendable {
+    let graphNode = GraphNode()
+    let log: EventLog
+    var onJoin: (() -> Void)?
+
+    init(log: EventLog) { self.log = log }
+
+    func observer(_ observer: any GraphObserver, didSubscribe subscribed: Bool) {
+        log.append("O.observer(\(subscribed ? "joined" : "left"))")
+        guard subscribed, let hook = onJoin else { return }
+        onJoin = nil
+        hook()
+    }
+}
+
+/// A tracking observer that unsubscribes itself from its observable in its deinit (as code
+/// written for the RVSGeneralObserver kit often does).
+private final class SelfRemovingTracker: GraphTrackingObserver, @unchecked Sendable {
+    let graphNode = GraphNode()
+    let observable: JoinHook
+    let log: EventLog
+
+    init(_ observable: JoinHook, log: EventLog) {
+        self.observable = observable
+        self.log = log
+    }
+
+    func didUnsubscribe(from observable: any GraphObservable) { log.append("T.didUnsubscribe") }
+
+    deinit { log.append("removeObserver(self) -> \(observable.removeObserver(self) != nil)") }
 }
