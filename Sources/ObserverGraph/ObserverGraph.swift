@@ -897,7 +897,9 @@ extension GraphObservable {
     /// Removes `observer`.
     ///
     /// For a tracking observer, this observable leaves its `subscriptions` in the same critical
-    /// section.
+    /// section. An observer whose `observerID` is a tracking observer's (a struct standing for
+    /// it, say) is that observer to this observable: removing it removes the tracker's edge on
+    /// both sides, and the callbacks name the observer passed here.
     ///
     /// Thread safety: safe from any thread. See the file header for removals made while a
     /// broadcast runs.
@@ -915,7 +917,8 @@ extension GraphObservable {
     }
 
     /// Removes the edge to `observer`, filed under `trackerNode` for a tracking observer, else
-    /// under `key`, and fires (or queues) its callbacks; `false` if it was not there. A caller
+    /// under `key` (where a tracking observer's entry is removed with its second side, see
+    /// `_removeTrackingEdge`), and fires (or queues) its callbacks; `false` if it was not there. A caller
     /// `holdingTurn` keeps the turn (and gives it back itself, with `_deliverQueuedCallbacks`).
     @inlinable
     func _removeObserver<Observer: GraphObserver>(
@@ -940,9 +943,10 @@ extension GraphObservable {
                 }
             } else {
                 (found, removed, now, dropped) = node._state.withLock { state in
-                    let (found, removed) = state.observers.remove(key: key, heldAt: address)
+                    let (found, removed) = state.observers.remove(
+                        key: key, heldAt: address, sparingTracking: true)
                     let dropped = state.isolation?.forget(key, observers: state.observers) ?? false
-                    guard found else { return (false, nil, false, dropped) }
+                    guard found else { return (false, removed, false, dropped) }
                     state.broadcasts.noteRemoval()
                     let now = state.callbacks.admit(
                         observer, subscribed: false, removed: removed, holdingTurn: holdingTurn)
@@ -952,16 +956,49 @@ extension GraphObservable {
         } else {
             // Only classes track (`GraphTrackingObserver: AnyObject`): a struct is filed under `key`.
             assert(trackerNode == nil, "ObserverGraph: a struct observer filed as a tracking one")
-            (removed, now, dropped) = node._state.withLock { state in
-                let removed = state.observers.remove(key: key)
+            (found, removed, now, dropped) = node._state.withLock { state in
+                let removed = state.observers.remove(key: key, sparingTracking: true)
                 let dropped = state.isolation?.forget(key, observers: state.observers) ?? false
-                guard let removed else { return (nil, false, dropped) }
+                guard let removed, !removed.spared else { return (false, removed, false, dropped) }
                 state.broadcasts.noteRemoval()
                 let now = state.callbacks.admit(
                     observer, subscribed: false, removed: removed, holdingTurn: holdingTurn)
-                return (removed, now, dropped)
+                return (true, removed, now, dropped)
             }
-            found = removed != nil
+        }
+        if dropped { node._releaseDroppedActors() }
+        guard found else {
+            guard let removed, removed.spared else { return false }
+            return _removeTrackingEdge(observer, standingFor: removed.object, holdingTurn: holdingTurn)
+        }
+        if now {
+            observer.didUnsubscribe(from: self)
+            self.observer(observer, didSubscribe: false)
+            withExtendedLifetime(removed) {}  // released here, after the callbacks, with no lock held
+            if !holdingTurn { _deliverQueuedCallbacks(on: node) }
+        }
+        return true
+    }
+
+    /// `_removeObserver` of an observer filed under the identity of a live tracking observer
+    /// that it is not (a stand-in whose `observerID` is the tracker's): to this observable it is
+    /// that tracker, so the edge goes on both sides, as the tracker's own removal takes it. The
+    /// callbacks name `observer`, the one removed. Rare: not specialized.
+    @usableFromInline
+    func _removeTrackingEdge<Observer: GraphObserver>(
+        _ observer: Observer, standingFor tracker: AnyObject, holdingTurn: Bool
+    ) -> Bool {
+        guard let trackerNode = (tracker as? any GraphObserver)?._graphTrackingNodeOrCast else {
+            return false
+        }
+        let node = graphNode
+        // `tracker` is held here, so it may be passed as the held object (see `_detachEdge`).
+        let (found, removed, now, dropped) = withExtendedLifetime(tracker) {
+            GraphNode._detachEdge(
+                observable: node, tracker: trackerNode, held: Unmanaged.passUnretained(tracker).toOpaque()
+            ) {
+                $1.admit(observer, subscribed: false, removed: $0, holdingTurn: holdingTurn)
+            }
         }
         if dropped { node._releaseDroppedActors() }
         guard found else { return false }
@@ -1835,10 +1872,13 @@ struct _DeadEntry {
 
 /// What a removal took out: the strong references are released by the caller after unlocking
 /// (`_Registry.remove(key:heldAt:)` takes nothing out when the caller holds the object itself).
+/// `spared`: nothing was removed; `object` is the live tracking observer filed under the key,
+/// whose edge has a second side (see `_Registry.remove(key:sparingTracking:)`).
 @usableFromInline
 struct _Removed {
-    let object: AnyObject
+    @usableFromInline let object: AnyObject
     let box: _ValueObserverBox?
+    @usableFromInline var spared = false
 }
 
 @usableFromInline
@@ -2123,29 +2163,39 @@ struct _Registry {
     }
 
     /// Removes `key`; returns the live object (and box) it held, or `nil` if it was absent or
-    /// its object is gone.
+    /// its object is gone. With `sparingTracking` (for an observer that is not filed as a
+    /// tracking one), the entry of a live tracking observer stays, and comes back `spared`: its
+    /// edge has a second side, in the tracker's list, which only `GraphNode._detachEdge` removes
+    /// with it.
     @usableFromInline
-    mutating func remove(key: ObserverID) -> _Removed? {
+    mutating func remove(key: ObserverID, sparingTracking: Bool = false) -> _Removed? {
         if slots.count == 1 {
             guard slots[0].bits & _SlotFlags.keyMask == key._raw else { return nil }
             let bits = slots[0].bits
             let object = slots[0].loadObject()
+            if sparingTracking, bits & _SlotFlags.tracking != 0, let object {
+                return _Removed(object: object, box: nil, spared: true)
+            }
             let box = bits & _SlotFlags.boxed != 0 ? rare?.boxes.removeValue(forKey: key) : nil
             removeSoleEntry()
             guard let object else { return nil }
             return _Removed(object: object, box: box)
         }
         let position: Int
+        let bucket: Int?
         if table.isEmpty {
             guard let found = self.position(of: key._raw) else { return nil }
-            position = found
+            (bucket, position) = (nil, found)
         } else {
             guard let found = table.find(key._raw, in: slots) else { return nil }
-            table.remove(at: found.bucket)
-            position = found.position
+            (bucket, position) = (found.bucket, found.position)
         }
         let bits = slots[position].bits
         let object = slots[position].loadObject()
+        if sparingTracking, bits & _SlotFlags.tracking != 0, let object {
+            return _Removed(object: object, box: nil, spared: true)
+        }
+        if let bucket { table.remove(at: bucket) }
         vacate(position)
         let box = bits & _SlotFlags.boxed != 0 ? rare?.boxes.removeValue(forKey: key) : nil
         compactIfNeeded()
@@ -2158,11 +2208,14 @@ struct _Registry {
     /// entry is that very object, the reference loaded to see that it is alive is released here,
     /// under the lock (no deinit can run: the caller's reference keeps the object alive), and
     /// nothing is carried out. `found` is whether a live entry was removed.
+    /// `sparingTracking` as for `remove(key:sparingTracking:)`: a spared entry is not found, and
+    /// is carried out.
     @usableFromInline
-    mutating func remove(key: ObserverID, heldAt held: UnsafeMutableRawPointer) -> (
-        found: Bool, carry: _Removed?
-    ) {
-        guard let removed = remove(key: key) else { return (false, nil) }
+    mutating func remove(key: ObserverID, heldAt held: UnsafeMutableRawPointer, sparingTracking: Bool = false)
+        -> (found: Bool, carry: _Removed?)
+    {
+        guard let removed = remove(key: key, sparingTracking: sparingTracking) else { return (false, nil) }
+        if removed.spared { return (false, removed) }
         if removed.box == nil, Unmanaged.passUnretained(removed.object).toOpaque() == held {
             return (true, nil)
         }
