@@ -945,7 +945,10 @@ extension GraphObservable {
                 (found, removed, now, dropped) = node._state.withLock { state in
                     let (found, removed) = state.observers.remove(
                         key: key, heldAt: address, sparingTracking: true)
-                    let dropped = state.isolation?.forget(key, observers: state.observers) ?? false
+                    // A spared tracker stays subscribed: its actor record stays too.
+                    let spared = removed?.spared ?? false
+                    let dropped =
+                        spared ? false : state.isolation?.forget(key, observers: state.observers) ?? false
                     guard found else { return (false, removed, false, dropped) }
                     state.broadcasts.noteRemoval()
                     let now = state.callbacks.admit(
@@ -958,7 +961,9 @@ extension GraphObservable {
             assert(trackerNode == nil, "ObserverGraph: a struct observer filed as a tracking one")
             (found, removed, now, dropped) = node._state.withLock { state in
                 let removed = state.observers.remove(key: key, sparingTracking: true)
-                let dropped = state.isolation?.forget(key, observers: state.observers) ?? false
+                let spared = removed?.spared ?? false
+                let dropped =
+                    spared ? false : state.isolation?.forget(key, observers: state.observers) ?? false
                 guard let removed, !removed.spared else { return (false, removed, false, dropped) }
                 state.broadcasts.noteRemoval()
                 let now = state.callbacks.admit(
@@ -1600,8 +1605,11 @@ public final class GraphNode: @unchecked Sendable {
             guard let object = slot.object, let observableNode = _graphObservable(object)?.graphNode
             else { continue }
             let removed = observableNode._state.withLock {
-                let removed = $0.observers.remove(key: selfKey)
-                let dropped = $0.isolation?.forget(selfKey, observers: $0.observers) ?? false
+                // Only this node's own entry: an observer filed under its identity while its
+                // tracker was dying (a stand-in, see `removeObserver`) is another edge.
+                let removed = $0.observers.remove(key: selfKey, onlyTracking: true)
+                let filed = $0.isolation != nil && $0.observers.position(of: selfKey._raw) != nil
+                let dropped = filed ? false : $0.isolation?.forget(selfKey, observers: $0.observers) ?? false
                 if removed != nil { $0.broadcasts.noteRemoval() }
                 return (removed, dropped)
             }
@@ -2167,11 +2175,16 @@ struct _Registry {
     /// tracking one), the entry of a live tracking observer stays, and comes back `spared`: its
     /// edge has a second side, in the tracker's list, which only `GraphNode._detachEdge` removes
     /// with it.
+    /// With `onlyTracking`, an entry that is not a tracking observer's stays, and `nil` is
+    /// returned.
     @usableFromInline
-    mutating func remove(key: ObserverID, sparingTracking: Bool = false) -> _Removed? {
+    mutating func remove(key: ObserverID, sparingTracking: Bool = false, onlyTracking: Bool = false)
+        -> _Removed?
+    {
         if slots.count == 1 {
             guard slots[0].bits & _SlotFlags.keyMask == key._raw else { return nil }
             let bits = slots[0].bits
+            if onlyTracking, bits & _SlotFlags.tracking == 0 { return nil }
             let object = slots[0].loadObject()
             if sparingTracking, bits & _SlotFlags.tracking != 0, let object {
                 return _Removed(object: object, box: nil, spared: true)
@@ -2191,6 +2204,7 @@ struct _Registry {
             (bucket, position) = (found.bucket, found.position)
         }
         let bits = slots[position].bits
+        if onlyTracking, bits & _SlotFlags.tracking == 0 { return nil }
         let object = slots[position].loadObject()
         if sparingTracking, bits & _SlotFlags.tracking != 0, let object {
             return _Removed(object: object, box: nil, spared: true)

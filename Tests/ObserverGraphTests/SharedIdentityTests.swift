@@ -96,3 +96,78 @@ struct SharedIdentityTests {
         }
     }
 }
+
+/// An actor that reports its deinit: when a node lets go of an observer's actor.
+private actor DeinitReporter {
+    let onDeinit: @Sendable () -> Void
+    init(_ onDeinit: @escaping @Sendable () -> Void) { self.onDeinit = onDeinit }
+    deinit { onDeinit() }
+}
+
+/// A tracking observer that runs `onDeinit` with its identity as it goes.
+private final class DyingTracker: GraphTrackingObserver {
+    let graphNode = GraphNode()
+    let onDeinit: (ObserverID) -> Void
+    init(_ onDeinit: @escaping (ObserverID) -> Void) { self.onDeinit = onDeinit }
+    deinit { onDeinit(observerID) }
+}
+
+extension SharedIdentityTests {
+    @Test("A tracker a stand-in removes keeps its actor until its edge is gone on both sides")
+    func standInKeepsTrackerActorUntilRemoved() {
+        let subject = Subject("S")
+        let tracker = Tracker("T")
+        let seen = GraphLock<[String]>([])
+        do {
+            // Its only reference is the node's record of the tracker's actor.
+            let actor = DeinitReporter {
+                let edge = (subject.hasObserver(tracker), tracker.isSubscribed(to: subject))
+                seen.withLock { $0.append("actor released, edge \(edge)") }
+            }
+            subject.addObserver(tracker, isolation: actor)
+            subject.addObserver(Watcher("W"), isolation: nil)
+        }
+        #expect(seen.withLock { $0 }.isEmpty)
+        #expect(subject.removeObserver(OwnIdentity(tracker.observerID)) != nil)
+        #expect(seen.withLock { $0 } == ["actor released, edge (false, false)"])
+    }
+
+    @Test("A stand-in added while its tracker dies stays when the tracker's node goes")
+    func standInAddedWhileTrackerDies() {
+        let subject = Subject("S")
+        var standIn: OwnIdentity?
+        do {
+            let tracker = DyingTracker { identity in
+                let added = OwnIdentity(identity)
+                standIn = added
+                #expect(subject.addObserver(added) === added)  // the tracker's entry is dead
+            }
+            subject.addObserver(tracker)
+        }
+        guard let standIn else {
+            Issue.record("the tracker's deinit did not run")
+            return
+        }
+        #expect(subject.hasObserver(standIn))
+        #expect(subject.observerCount == 1)
+        #expect(subject.removeObserver(standIn) === standIn)
+    }
+
+    @Test("removeAllObservers takes a tracker and a stand-in's entry alike, each on both sides")
+    func removeAllWithStandIns() {
+        let log = EventLog()
+        let subject = Subject("S", log: log)
+        let tracker = Tracker("T", log: log)
+        let other = Tracker("U", log: log)
+        let standIn = OwnIdentity(other.observerID)
+        subject.addObserver(tracker)
+        subject.addObserver(standIn)
+        #expect(subject.addObserver(other) == nil)  // its identity is filed already
+        log.clear()
+        #expect(names(subject.removeAllObservers()) == ["T", "OwnIdentity"])
+        #expect(log.all == ["T.didUnsubscribe(S)", "S.observer(T, false)", "S.observer(OwnIdentity, false)"])
+        #expect(tracker.subscriptions.isEmpty && other.subscriptions.isEmpty)
+        #expect(subject.observerCount == 0)
+        #expect(GraphNode.consistencyViolations(among: nodes([subject, tracker, other])).isEmpty)
+    }
+}
