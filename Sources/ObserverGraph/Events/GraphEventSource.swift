@@ -654,6 +654,9 @@ struct _SourceState<Value: Sendable> {
     /// whether a drain runs instead of `draining`: a drainer that finds nothing queued after a
     /// delivery ends its drain there, without the lock. Unretained: the source owns it.
     @usableFromInline let drainWord: Unmanaged<AnyObject>?
+    /// The input node of the operators on this source and the observation feeding it, from
+    /// the first operator until the input is retired (see `_OperatorNode.input(of:makeHandler:)`).
+    @usableFromInline var operatorInput: _OperatorInputLink<Value>?
 
     init(current: Value?, drainWord: Unmanaged<AnyObject>?) {
         self.current = current

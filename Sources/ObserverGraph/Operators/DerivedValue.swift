@@ -17,17 +17,15 @@ public protocol ObservableSource<Value>: GraphObservable, Sendable {
 }
 
 extension GraphEventSource: ObservableSource {
-    /// Plumbing: this source's input node, shared by every operator on it (one per source).
+    /// Plumbing: this source's input node, shared by every operator on it (one per source at a
+    /// time). Each read promises the reader's edge: an operator reads it once per edge it makes.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: expected O(1).
     @inlinable
     public var _operatorNode: _OperatorNode<Value> {
-        .input(of: self) { reference in
-            { event in
-                guard let node = reference.object else { return }
-                _PropagationDomain.submit(node, event)
-            }
+        .input(of: self) { node in
+            { event in _PropagationDomain.submit(node, event) }
         }
     }
 }
@@ -113,8 +111,12 @@ public final class DerivedValue<Value: Sendable>:
         for upstream in upstreams { upstream.addObserver(self, isolation: nil) }
         core.domain.submit { pass in
             // Released before its turn: no edge is made (and none is left behind if released
-            // while they are made: `onDetach` then removes each at once).
-            guard !core.links.withLock({ $0.released }) else { return }
+            // while they are made: `onDetach` then removes each at once); the edges promised by
+            // sources' inputs are withdrawn.
+            guard !core.links.withLock({ $0.released }) else {
+                for input in inputs { input.withdrawPromise() }
+                return
+            }
             connect(core, pass)
         }
     }

@@ -50,6 +50,9 @@ struct _EdgeList<Value: Sendable> {
         }
     }
 
+    /// No edge at all.
+    var isEmpty: Bool { first == nil }
+
     /// Removes the edge `id` and returns it; `nil` when there is none.
     mutating func remove(_ id: UInt64) -> _Edge<Value>? {
         if let edge = first, edge.id == id {
@@ -80,19 +83,33 @@ struct _NodeLinks<Value: Sendable> {
     @usableFromInline var detach: [@Sendable () -> Void] = []
     /// The owning derived value is gone (`detachAll` ran).
     @usableFromInline var released = false
+    /// A source's input only: the edges promised by callers of `_OperatorNode.input(of:)` that
+    /// have not connected yet (each connects once), and whether the input was retired (it lost
+    /// its last edge with none promised: its source makes a new one for the next operator).
+    var promised = 0
+    var retired = false
 
     @usableFromInline init(latest: Value?, terminal: GraphEvent<Value>?, building: Bool) {
         self.latest = latest
         self.terminal = terminal
         self.building = building
     }
+
+    /// Retires a source's input left with no edge and none promised; `true` the first time.
+    mutating func retireIfIdle() -> Bool {
+        guard edges.isEmpty, promised == 0, !retired else { return false }
+        retired = true
+        return true
+    }
 }
 
 /// What a new operator node needs of its inputs, whatever their value types.
 @usableFromInline
-protocol _OperatorInput: AnyObject {
+protocol _OperatorInput: AnyObject, Sendable {
     var rank: Int { get }
     var domain: _PropagationDomain { get }
+    /// See `_OperatorNode.withdrawPromise()`.
+    func withdrawPromise()
 }
 
 extension _OperatorNode: _OperatorInput {}

@@ -4,8 +4,9 @@
 /// value it emitted (when it replays one), its terminal event, and the edges to the nodes derived
 /// from it. A child holds its parents strongly, and a parent's edges hold the child's node
 /// strongly (so calling it costs no weak load), until the derived value that owns the child goes:
-/// its deinit removes the child's edges (`detachAll`), which breaks the cycle. A source holds its
-/// input node weakly.
+/// its deinit removes the child's edges (`detachAll`), which breaks the cycle. A source owns its
+/// input node (see `input(of:makeHandler:)`), which holds nothing of the source but a weak
+/// reference used to retire it.
 ///
 /// Thread safety: `Sendable`. Emissions happen only inside a propagation pass (one at a time per
 /// connected component, see `_PropagationDomain`) or while the node is being built (before
@@ -21,8 +22,9 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     /// The domain's reusable pass (and fast path gate), kept here so that a source's change
     /// reaches it with one reference (see `_PropagationDomain.submit`).
     @usableFromInline let pass: _Pass
-    /// A source's input: the source (kept alive by the input) and the observation feeding it.
-    private var input: (source: AnyObject, token: SubscriptionToken)?
+    /// A source's input only: takes it out of its source once it lost its last edge (see
+    /// `disconnect`). Set before the node is published, never changed.
+    private(set) var retire: (@Sendable () -> Void)?
     /// Makes the parents' edges to this node direct once it is built (used by its builder only).
     @usableFromInline var whenBuilt: [@Sendable () -> Void] = []
     /// Marked in the running pass (see `_Pass.mark`); touched only by the thread running passes.
@@ -85,6 +87,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         direct: Bool, epoch: UInt64, _ edge: @escaping @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void
     ) -> (id: UInt64, latest: Value?, terminal: GraphEvent<Value>?) {
         links.withLock { links in
+            if links.promised > 0 { links.promised -= 1 }  // a source's input: the edge promised
             links.nextEdge &+= 1
             links.edges.append(_Edge(id: links.nextEdge, call: edge, direct: direct, epoch: epoch))
             return (links.nextEdge, links.latest, links.terminal)
@@ -98,9 +101,38 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Removes the edge `id`. A source's input left with no edge, and none promised, is retired
+    /// in the same critical section: its source drops it, and makes a new one for the next
+    /// operator.
     @usableFromInline func disconnect(_ id: UInt64) {
-        let removed = links.withLock { $0.edges.remove(id) }
+        let (removed, retiring) = links.withLock { links -> (_Edge<Value>?, Bool) in
+            let removed = links.edges.remove(id)
+            guard removed != nil, retire != nil else { return (removed, false) }
+            return (removed, links.retireIfIdle())
+        }
         withExtendedLifetime(removed) {}  // the operator closure is released with no lock held
+        if retiring { retire?() }
+    }
+
+    /// Takes back an edge promised by `input(of:makeHandler:)` that will not be made (a join
+    /// released before its inputs were connected); retires an input left idle, as `disconnect`.
+    @usableFromInline func withdrawPromise() {
+        let retiring = links.withLock { links -> Bool in
+            guard links.promised > 0 else { return false }
+            links.promised -= 1
+            return links.retireIfIdle()
+        }
+        if retiring { retire?() }
+    }
+
+    /// A source's input not retired: one more edge is promised to the caller, who connects it.
+    /// Called under the source's lock (see `input(of:makeHandler:)`).
+    private func promiseEdge() -> _OperatorNode? {
+        links.withLock { links in
+            guard !links.retired else { return nil }
+            links.promised += 1
+            return self
+        }
     }
 
     /// Emits `event` to the children (and, after the pass, to the derived value's observers).
@@ -225,79 +257,79 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// The input node of `source`: one per source, shared by every operator on it, so that one
-    /// change of the source starts one propagation pass (what makes diamonds glitch-free).
-    /// `makeHandler` makes what starts the pass for each change of the source, from a weak
-    /// reference to the node (the caller's, so that it is specialized where the chain is built;
-    /// the first caller's is kept).
+    /// The input node of `source`, shared by every operator on it, so that one change of the
+    /// source starts one propagation pass (what makes diamonds glitch-free).
+    ///
+    /// The source owns its input: its state holds the node and the observation feeding it,
+    /// whose handler holds the node strongly (a change reaches it with no weak load). Each call
+    /// promises one edge, which the caller connects (`attach`) or withdraws (`withdrawPromise`).
+    /// Once the input has no edge and none promised, it is retired (`disconnect`): its source
+    /// drops it with its observation, and the next call makes a new one. A finished source's
+    /// input only carries the terminal event, and is not kept.
+    ///
+    /// `makeHandler` makes what starts the pass for each change of the source (the caller's, so
+    /// that it is specialized where the chain is built).
     @usableFromInline
     static func input(
         of source: GraphEventSource<Value>,
-        makeHandler: (_WeakReference<_OperatorNode<Value>>) -> @Sendable (GraphEvent<Value>) -> Void
+        makeHandler: (_OperatorNode<Value>) -> @Sendable (GraphEvent<Value>) -> Void
     ) -> _OperatorNode<Value> {
-        let key = ObjectIdentifier(source)
-        if let existing = _inputRegistry.withLock({ $0[key]?.node }) as? _OperatorNode<Value> {
+        if let existing = source.pipeline.withLock({ $0.operatorInput?.node.promiseEdge() }) {
             return existing
         }
         let replays = source.pipeline.withLock { $0.current != nil }  // fixed for a source's life
         let node = _OperatorNode(
             rank: 0, domain: _PropagationDomain(), replays: replays, latest: nil, terminal: nil,
             building: false)
-        let handler = makeHandler(_WeakReference(node))
+        let handler = makeHandler(node)
+        // Compares identities: the closure holds nothing of the node, and the source weakly.
+        let identity = ObjectIdentifier(node)
+        node.retire = { [weak source] in
+            guard let source else { return }
+            let taken = source.pipeline.withLock { state -> _OperatorInputLink<Value>? in
+                guard let input = state.operatorInput, ObjectIdentifier(input.node) == identity else {
+                    return nil
+                }
+                state.operatorInput = nil
+                return input
+            }
+            taken?.token.cancel()  // then released, with no lock held
+        }
         // Join the source and read its current value in one critical section of the source: the
-        // input then receives exactly the changes that follow.
-        let (sink, chores) = source.pipeline.withLock { state in
+        // input then receives exactly the changes that follow. Another thread may have made an
+        // input meanwhile: the first one made is shared.
+        let (winner, replaced, chores) = source.pipeline.withLock {
+            state -> (_OperatorNode<Value>, _OperatorInputLink<Value>?, (Bool, Bool)) in
+            if let existing = state.operatorInput?.node.promiseEdge() {
+                return (existing, nil, (false, false))
+            }
+            node.links.withLock { links in
+                links.latest = state.current.map { source._replayValue($0) }
+                links.terminal = state.terminal
+                links.promised = 1
+            }
+            guard state.terminal == nil else { return (node, nil, (false, false)) }
             let sink = _EventSink<Value>(
                 firstSequence: state.takeSequence(), mode: .nonisolated, handler: .events(handler),
                 source: source,
                 direct: true)
-            node.links.withLock { links in
-                links.latest = state.current.map { source._replayValue($0) }
-                links.terminal = state.terminal
-            }
-            guard state.terminal == nil else { return (sink, (false, false)) }
             let joined = source._subscribeDeferringSweep(sink)
-            return (sink, (joined.sweepDue, joined.releaseDue))
+            // A retired input its retirement has not taken out yet: taken out here.
+            let replaced = state.operatorInput
+            state.operatorInput = _OperatorInputLink(node: node, token: SubscriptionToken(sink))
+            return (node, replaced, (joined.sweepDue, joined.releaseDue))
         }
         if chores.1 { source.graphNode._releaseDroppedActors() }
         if chores.0 { source.graphNode._sweepDeadObservers() }
-        node.input = (source, SubscriptionToken(sink))
-        // Compares identities, never loads the weak reference: no object is released under the
-        // registry's lock.
-        let identity = ObjectIdentifier(node)
-        node.onDetach { _inputRegistry.withLock { if $0[key]?.identity == identity { $0[key] = nil } } }
-        let winner = _inputRegistry.withLock { registry -> AnyObject in
-            if let other = registry[key]?.node { return other }
-            registry[key] = _WeakNode(node: node, identity: identity)
-            return node
-        }
-        return (winner as? _OperatorNode<Value>) ?? node
+        replaced?.token.cancel()
+        return winner
     }
 }
 
-/// A weak reference held in a constant (a capture list's `weak` is a box whose every read is
-/// checked for exclusivity).
+/// A source's input node and the observation that feeds it, held by the source (see
+/// `_OperatorNode.input(of:makeHandler:)`).
 @usableFromInline
-struct _WeakReference<Object: AnyObject>: @unchecked Sendable {
-    @usableFromInline weak var object: Object?
-
-    @usableFromInline
-    init(_ object: Object) {
-        self.object = object
-    }
+struct _OperatorInputLink<Value: Sendable> {
+    let node: _OperatorNode<Value>
+    let token: SubscriptionToken
 }
-
-/// A weak reference to an input node, for the registry.
-final class _WeakNode: @unchecked Sendable {
-    weak var node: AnyObject?
-    let identity: ObjectIdentifier
-
-    init(node: AnyObject, identity: ObjectIdentifier) {
-        self.node = node
-        self.identity = identity
-    }
-}
-
-/// The input node of each source that has operators, by source identity. An input keeps its
-/// source alive, so a live entry's key is never reused; dead entries go when their node does.
-let _inputRegistry = GraphLock<[ObjectIdentifier: _WeakNode]>([:])
