@@ -2,8 +2,9 @@ import Dispatch
 
 /// Keeps a closure observation alive; cancels it on `cancel()` or when deallocated.
 ///
-/// Returned by `observe(on:_:)` and `observeValues(on:_:)`. Keep it (in a property or a
-/// `TokenBag`) for as long as you want the closure to be called.
+/// Returned by the `observe` and `observeValues` families (`observe(isolation:_:)`,
+/// `observeNonisolated(_:)`, `observe(on:_:)`, …). Keep it (in a property or a `TokenBag`) for
+/// as long as you want the closure to be called.
 ///
 /// After `cancel()` returns, the closure is never called again, whatever thread was delivering.
 /// If deliveries are running on other threads at that moment (several, with a concurrent
@@ -36,10 +37,11 @@ public final class SubscriptionToken: Sendable {
         target._cancel()
     }
 
-    /// Whether the observation is over: cancelled, or its source delivered a terminal event.
+    /// Whether the observation is over: cancelled, its source delivered a terminal event or is
+    /// gone, or its observer was removed from the source (`removeAllObservers()`).
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
-    /// - Complexity: O(1).
+    /// - Complexity: expected O(1).
     public var isCancelled: Bool {
         target._isClosed
     }
@@ -545,12 +547,18 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         source?.removeObserver(self)
     }
 
+    /// Closed, or no longer in its source's observer list: removed by someone else
+    /// (`removeAllObservers()`, `removeObserver(_:)`), no delivery reaches it any more.
     @usableFromInline
     var _isClosed: Bool {
+        let closed: Bool
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate {
-            return gate._withUnsafeGuaranteedRef { unsafeDowncast($0, to: _CallGate<Value>.self).isClosed }
+            closed = gate._withUnsafeGuaranteedRef { unsafeDowncast($0, to: _CallGate<Value>.self).isClosed }
+        } else {
+            closed = state.withLock { $0.handler == nil }
         }
-        return state.withLock { $0.handler == nil }
+        guard !closed, let source else { return true }
+        return !source.hasObserver(self)
     }
 
     /// `closure@abcd`: a closure observer in diagrams and graph exports.
