@@ -7,26 +7,6 @@ private final class Captured: Sendable {}
 
 @Suite("Nonisolated closures: cancel against a running call", .timeLimit(.minutes(3)))
 struct ClosureCancelTests {
-    @Test("A token whose observer the source removed reports the observation over, and back if re-added")
-    func tokenOfRemovedObserver() {
-        let value = ObservableValue(0)
-        let log = EventLog()
-        let token = value.observeValuesNonisolated { log.append("\($0)") }
-        #expect(!token.isCancelled)
-        let removed = value.removeAllObservers()
-        value.value = 1
-        #expect(token.isCancelled)
-        #expect(log.all == ["0"])
-        // The observer list hands the closure observer out: added back, it is delivered to again.
-        #expect(removed.count == 1)
-        for observer in removed { value.addObserver(observer, isolation: nil) }
-        value.value = 2
-        #expect(!token.isCancelled)
-        #expect(log.all == ["0", "2"])
-        token.cancel()
-        #expect(token.isCancelled)
-    }
-
     @Test("A cancel from another thread returns only after the running call, with the closure released")
     func cancelWaitsForTheRunningCall() {
         let channel = EventChannel<Int>()

@@ -96,7 +96,7 @@ struct JoinBuildTests {
         do {
             let join = doubled.combineLatest(y)
             weakJoin = join
-            weakNode = join._operatorNode
+            weakNode = join._operatorNodeForNewEdge()
         }
         #expect(weakJoin == nil)
         gate.open()

@@ -44,11 +44,12 @@ public final class ObservableState<Value: Sendable>: ObservableSource, @unchecke
     /// - Complexity: O(1).
     public var graphNode: GraphNode { storage.graphNode }
 
-    /// Plumbing: the node operators attach to. Provided by the kit; do not use it.
+    /// Plumbing: the node a new operator edge attaches to (see
+    /// `ObservableSource._operatorNodeForNewEdge()`). Provided by the kit; do not call it.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: expected O(1).
-    public var _operatorNode: _OperatorNode<Value> { storage._operatorNode }
+    public func _operatorNodeForNewEdge() -> _OperatorNode<Value> { storage._operatorNodeForNewEdge() }
 
     /// The current value; setting it delivers the new value, as `ObservableValue.value` (a set
     /// counts as made from nonisolated code: on an actor, write `set(_:)`).

@@ -37,11 +37,14 @@ public final class SubscriptionToken: Sendable {
         target._cancel()
     }
 
-    /// Whether the observation is over: cancelled, its source delivered a terminal event or is
-    /// gone, or its observer was removed from the source (`removeAllObservers()`).
+    /// Whether the observation ended for good: the token was cancelled, or the source delivered
+    /// a terminal event. A closure observer that someone removed from the source's observer list
+    /// (`removeObserver(_:)`, `removeAllObservers()`) is not cancelled: nothing reaches it while
+    /// it is out of the list, and it is delivered to again if added back, so this stays `false`
+    /// (`hasObserver(_:)` of the source tells whether it is in the list).
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
-    /// - Complexity: expected O(1).
+    /// - Complexity: O(1).
     public var isCancelled: Bool {
         target._isClosed
     }
@@ -155,9 +158,11 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// An actor sink's fast path (`_ActorGate<Value>`, where the OS has atomics); `nil` for the
     /// other modes. Held like `_gate`.
     @usableFromInline let _actorGate: Unmanaged<AnyObject>?
-    /// The handler of a kit-internal sink (an operator graph's input), called with no gate: the
-    /// kit's handler holds what it feeds weakly, so a call that races its cancel is harmless,
-    /// and it is released with the sink. `nil` for every observation a user makes.
+    /// The handler of a kit-internal sink (an operator graph's input), called with no gate: a
+    /// call that races its cancel feeds an input that was retired (it has no edge left, so it
+    /// delivers nothing). The handler, and the input node it holds, go with the sink, which
+    /// the source's delivery roster drops at its next delivery (or deinit). `nil` for every
+    /// observation a user makes.
     @usableFromInline let _direct: Handler?
     // Written once, in init; read from any thread.
     @usableFromInline weak var source: GraphEventSource<Value>?
@@ -547,18 +552,12 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         source?.removeObserver(self)
     }
 
-    /// Closed, or no longer in its source's observer list: removed by someone else
-    /// (`removeAllObservers()`, `removeObserver(_:)`), no delivery reaches it any more.
     @usableFromInline
     var _isClosed: Bool {
-        let closed: Bool
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate {
-            closed = gate._withUnsafeGuaranteedRef { unsafeDowncast($0, to: _CallGate<Value>.self).isClosed }
-        } else {
-            closed = state.withLock { $0.handler == nil }
+            return gate._withUnsafeGuaranteedRef { unsafeDowncast($0, to: _CallGate<Value>.self).isClosed }
         }
-        guard !closed, let source else { return true }
-        return !source.hasObserver(self)
+        return state.withLock { $0.handler == nil }
     }
 
     /// `closure@abcd`: a closure observer in diagrams and graph exports.

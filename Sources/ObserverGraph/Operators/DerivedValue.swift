@@ -9,21 +9,22 @@ public protocol ObservableSource<Value>: GraphObservable, Sendable {
     /// What the source delivers.
     associatedtype Value: Sendable
 
-    /// Plumbing: the node operators attach to. Provided by the kit; do not implement it.
+    /// Plumbing: the node a new operator edge attaches to. Each call promises that edge: the
+    /// operator that calls it connects it once. Provided by the kit; do not implement or call it.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: expected O(1).
-    var _operatorNode: _OperatorNode<Value> { get }
+    func _operatorNodeForNewEdge() -> _OperatorNode<Value>
 }
 
 extension GraphEventSource: ObservableSource {
     /// Plumbing: this source's input node, shared by every operator on it (one per source at a
-    /// time). Each read promises the reader's edge: an operator reads it once per edge it makes.
+    /// time), with one more edge promised to the caller (see `_OperatorNode.input(of:makeHandler:)`).
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: expected O(1).
     @inlinable
-    public var _operatorNode: _OperatorNode<Value> {
+    public func _operatorNodeForNewEdge() -> _OperatorNode<Value> {
         .input(of: self) { node in
             { event in _PropagationDomain.submit(node, event) }
         }
@@ -137,7 +138,7 @@ public final class DerivedValue<Value: Sendable>:
     ///
     /// Thread safety: immutable. Callbacks: none.
     /// - Complexity: O(1).
-    public var _operatorNode: _OperatorNode<Value> { core }
+    public func _operatorNodeForNewEdge() -> _OperatorNode<Value> { core }
 
     /// The latest value, when this value replays one (it derives from value sources only) and
     /// one has passed (a `filter` may not have let one through yet); `nil` otherwise. It changes

@@ -25,7 +25,7 @@ extension ObservableSource {
     public func combineLatest<Other: ObservableSource>(
         _ other: Other
     ) -> DerivedValue<(Value, Other.Value)> {
-        let (first, second) = (_operatorNode, other._operatorNode)
+        let (first, second) = (_operatorNodeForNewEdge(), other._operatorNodeForNewEdge())
         let state = _OperatorCell(_Latest2<Value, Other.Value>())
         return DerivedValue(
             joining: "combineLatest", upstreams: [self, other], inputs: [first, second],
@@ -52,7 +52,9 @@ extension ObservableSource {
     public func combineLatest<Second: ObservableSource, Third: ObservableSource>(
         _ second: Second, _ third: Third
     ) -> DerivedValue<(Value, Second.Value, Third.Value)> {
-        let nodes = (_operatorNode, second._operatorNode, third._operatorNode)
+        let nodes = (
+            _operatorNodeForNewEdge(), second._operatorNodeForNewEdge(), third._operatorNodeForNewEdge()
+        )
         let state = _OperatorCell(_Latest3<Value, Second.Value, Third.Value>())
         return DerivedValue(
             joining: "combineLatest", upstreams: [self, second, third],
@@ -84,7 +86,7 @@ extension ObservableSource {
     /// - Complexity: O(1) per input event.
     public func merge<Other: ObservableSource>(_ others: Other...) -> DerivedValue<Value>
     where Other.Value == Value {
-        let parents = [_operatorNode] + others.map(\._operatorNode)
+        let parents = [_operatorNodeForNewEdge()] + others.map { $0._operatorNodeForNewEdge() }
         let open = _OperatorCell(parents.count)
         return DerivedValue(
             joining: "merge", upstreams: [self] + others, inputs: parents,

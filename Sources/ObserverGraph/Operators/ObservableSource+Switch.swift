@@ -26,7 +26,7 @@ extension ObservableSource {
         // The current inner edge's removal: under a lock, because the result's deinit (any
         // thread) takes it while a pass may be switching.
         let link = GraphLock(_SwitchLink())
-        let parent = _operatorNode
+        let parent = _operatorNodeForNewEdge()
         return DerivedValue(
             "flatMapLatest", upstreams: [self], inputs: [parent], replays: parent.replays
         ) { node in
@@ -35,7 +35,7 @@ extension ObservableSource {
                 switch event {
                 case .value(let value):
                     let inner = transform(value)
-                    let innerNode = inner._operatorNode
+                    let innerNode = inner._operatorNodeForNewEdge()
                     // The inner source's component joins this one (edges made by the merge carry
                     // its new epoch), before the edge is made.
                     _ = _PropagationDomain.joining([node.domain, innerNode.domain])

@@ -21,7 +21,7 @@ extension ObservableSource {
         _ name: String, _ timer: _OperatorTimer<C>,
         _ handle: @escaping @Sendable (_OperatorNode<Value>, GraphEvent<Value>, _Pass?) -> Void
     ) -> DerivedValue<Value> {
-        let parent = _operatorNode
+        let parent = _operatorNodeForNewEdge()
         return DerivedValue(name, upstreams: [self], inputs: [parent], replays: parent.replays) { node in
             node.onDetach { timer.close() }
             parent.attach(node, handle)

@@ -17,7 +17,7 @@ extension ObservableSource {
         _ name: String, replays: Bool? = nil,
         _ handle: @escaping @Sendable (_OperatorNode<Output>, GraphEvent<Value>, _Pass?) -> Void
     ) -> DerivedValue<Output> {
-        let parent = _operatorNode
+        let parent = _operatorNodeForNewEdge()
         return DerivedValue(name, upstreams: [self], inputs: [parent], replays: replays ?? parent.replays) {
             parent.attach($0, handle)
         }
@@ -124,7 +124,7 @@ extension ObservableSource {
     /// Thread safety: safe from any thread. Callbacks: none of its own.
     /// - Complexity: O(values) to build; O(1) per event.
     public func prepend(_ values: Value...) -> DerivedValue<Value> {
-        let parent = _operatorNode
+        let parent = _operatorNodeForNewEdge()
         return DerivedValue("prepend", upstreams: [self], inputs: [parent], replays: true) { node in
             for value in values { node.emit(.value(value), nil) }
             parent.attach(node) { node, event, pass in node.emit(event, pass) }

@@ -264,7 +264,9 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     /// whose handler holds the node strongly (a change reaches it with no weak load). Each call
     /// promises one edge, which the caller connects (`attach`) or withdraws (`withdrawPromise`).
     /// Once the input has no edge and none promised, it is retired (`disconnect`): its source
-    /// drops it with its observation, and the next call makes a new one. A finished source's
+    /// drops it with its observation, and the next call makes a new one (the retired node, with
+    /// no edge and fed nothing, is released when the source's next delivery drops the closed
+    /// observation that holds it, or with the source). A finished source's
     /// input only carries the terminal event, and is not kept.
     ///
     /// `makeHandler` makes what starts the pass for each change of the source (the caller's, so
