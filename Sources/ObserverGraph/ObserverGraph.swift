@@ -945,10 +945,7 @@ extension GraphObservable {
                 (found, removed, now, dropped) = node._state.withLock { state in
                     let (found, removed) = state.observers.remove(
                         key: key, heldAt: address, sparingTracking: true)
-                    // A spared tracker stays subscribed: its actor record stays too.
-                    let spared = removed?.spared ?? false
-                    let dropped =
-                        spared ? false : state.isolation?.forget(key, observers: state.observers) ?? false
+                    let dropped = state.isolation?.forget(key, observers: state.observers) ?? false
                     guard found else { return (false, removed, false, dropped) }
                     state.broadcasts.noteRemoval()
                     let now = state.callbacks.admit(
@@ -961,9 +958,7 @@ extension GraphObservable {
             assert(trackerNode == nil, "ObserverGraph: a struct observer filed as a tracking one")
             (found, removed, now, dropped) = node._state.withLock { state in
                 let removed = state.observers.remove(key: key, sparingTracking: true)
-                let spared = removed?.spared ?? false
-                let dropped =
-                    spared ? false : state.isolation?.forget(key, observers: state.observers) ?? false
+                let dropped = state.isolation?.forget(key, observers: state.observers) ?? false
                 guard let removed, !removed.spared else { return (false, removed, false, dropped) }
                 state.broadcasts.noteRemoval()
                 let now = state.callbacks.admit(
@@ -976,13 +971,21 @@ extension GraphObservable {
             guard let removed, removed.spared else { return false }
             return _removeTrackingEdge(observer, standingFor: removed.object, holdingTurn: holdingTurn)
         }
-        if now {
-            observer.didUnsubscribe(from: self)
-            self.observer(observer, didSubscribe: false)
-            withExtendedLifetime(removed) {}  // released here, after the callbacks, with no lock held
-            if !holdingTurn { _deliverQueuedCallbacks(on: node) }
-        }
+        if now { _fireRemoval(of: observer, releasing: removed, holdingTurn: holdingTurn, on: node) }
         return true
+    }
+
+    /// The callbacks of a removal whose caller took the turn, then what was queued meanwhile
+    /// (unless the caller keeps the turn); `removed` is released after the callbacks, with no
+    /// lock held.
+    @inlinable @inline(__always)
+    func _fireRemoval<Observer: GraphObserver>(
+        of observer: Observer, releasing removed: consuming _Removed?, holdingTurn: Bool, on node: GraphNode
+    ) {
+        observer.didUnsubscribe(from: self)
+        self.observer(observer, didSubscribe: false)
+        withExtendedLifetime(removed) {}
+        if !holdingTurn { _deliverQueuedCallbacks(on: node) }
     }
 
     /// `_removeObserver` of an observer filed under the identity of a live tracking observer
@@ -1007,12 +1010,7 @@ extension GraphObservable {
         }
         if dropped { node._releaseDroppedActors() }
         guard found else { return false }
-        if now {
-            observer.didUnsubscribe(from: self)
-            self.observer(observer, didSubscribe: false)
-            withExtendedLifetime(removed) {}  // released here, after the callbacks, with no lock held
-            if !holdingTurn { _deliverQueuedCallbacks(on: node) }
-        }
+        if now { _fireRemoval(of: observer, releasing: removed, holdingTurn: holdingTurn, on: node) }
         return true
     }
 
@@ -1336,8 +1334,9 @@ final class _NodeIsolation {
         return actors[_IsolationKey(bits & _SlotFlags.keyMask)]
     }
 
-    /// Forgets the record of `key`, which `observers` no longer files: in the `sole` mode, the
-    /// node's actor once no observer is left.
+    /// Forgets the record of `key` if `observers` no longer files it (a removal may have left
+    /// it filed: a tracker's entry spared for a stand-in, a stand-in added while its tracker
+    /// died): in the `sole` mode, the node's actor once no observer is left.
     /// - Returns: whether a reference went to `dropped`.
     @usableFromInline
     func forget(_ key: ObserverID, observers: borrowing _Registry) -> Bool {
@@ -1347,7 +1346,7 @@ final class _NodeIsolation {
             dropped.append(sole)
             return true
         }
-        if actors.isEmpty { return false }
+        if actors.isEmpty || observers.position(of: key._raw) != nil { return false }
         guard let actor = actors.removeValue(forKey: _IsolationKey(key._raw)) else { return false }
         dropped.append(actor)
         return true
@@ -1608,8 +1607,7 @@ public final class GraphNode: @unchecked Sendable {
                 // Only this node's own entry: an observer filed under its identity while its
                 // tracker was dying (a stand-in, see `removeObserver`) is another edge.
                 let removed = $0.observers.remove(key: selfKey, onlyTracking: true)
-                let filed = $0.isolation != nil && $0.observers.position(of: selfKey._raw) != nil
-                let dropped = filed ? false : $0.isolation?.forget(selfKey, observers: $0.observers) ?? false
+                let dropped = $0.isolation?.forget(selfKey, observers: $0.observers) ?? false
                 if removed != nil { $0.broadcasts.noteRemoval() }
                 return (removed, dropped)
             }
