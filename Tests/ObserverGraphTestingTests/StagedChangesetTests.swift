@@ -117,6 +117,35 @@ struct StagedChangesetTests {
         }
     }
 
+    @Test(
+        "A delivered changeset paired with arrays it cannot turn into each other is staged as a full reload")
+    func mismatchedChangesetReloads() throws {
+        let shown = [7, 8, 9]
+        let new = [1, 2, 3]
+        let cases: [ArrayChangeset] = [
+            ArrayChangeset(inserts: [0, 1, 2]),  // the first delivery, staged against a filled table
+            ArrayChangeset(deletes: [5]),  // out of range
+            ArrayChangeset(updates: [4], moves: [.init(from: 0, to: 2)]),  // out of range, split in two
+            ArrayChangeset(),  // nothing, but the arrays differ in count below
+        ]
+        for changeset in cases.dropLast() {
+            let staged = StagedChangeset(changeset, from: shown, to: new)
+            #expect(
+                staged.stages == [ArrayChange(array: new, changeset: .reload(oldCount: 3, newCount: 3))],
+                "\(changeset)")
+            try BatchUpdateValidator.validate(staged, from: shown, to: new)
+        }
+        let shorter = StagedChangeset(ArrayChangeset(), from: shown, to: [1])
+        #expect(shorter.stages == [ArrayChange(array: [1], changeset: .reload(oldCount: 3, newCount: 1))])
+        #expect(StagedChangeset(ArrayChangeset(), from: [Int](), to: []).isEmpty)
+        // A changeset that fits is staged as before.
+        let fits = StagedChangeset(ArrayChangeset(deletes: [0], inserts: [2]), from: shown, to: [8, 9, 1])
+        #expect(
+            fits.stages == [
+                ArrayChange(array: [8, 9, 1], changeset: ArrayChangeset(deletes: [0], inserts: [2]))
+            ])
+    }
+
     @Test("The validator rejects each broken rule")
     func validatorRejects() {
         func rule(_ changeset: ArrayChangeset, _ old: Int, _ new: Int) -> BatchUpdateViolation.Rule? {

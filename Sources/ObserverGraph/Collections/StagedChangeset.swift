@@ -31,9 +31,22 @@ public struct StagedChangeset<Element> {
     /// The stages of an observed change: `changeset` turns `old` into `new` (as an
     /// `ObservableArray` delivers it). A changeset with both moves and updates is split in two.
     ///
+    /// A changeset that cannot turn `old` into `new` (an index out of range, counts that do not
+    /// add up: see `ArrayChangeset.validate(oldCount:newCount:)`), such as one paired with the
+    /// wrong arrays, is staged as a full reload: one stage that deletes every old element and
+    /// inserts every new one, so what is shown still ends up as `new`. Call `validate` first to
+    /// catch the mistake instead.
+    ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Complexity: O(old.count + new.count).
+    /// - Complexity: O(old.count + new.count + k), k = the changes in `changeset`.
     public init(_ changeset: ArrayChangeset, from old: [Element], to new: [Element]) {
+        do {
+            try changeset.validate(oldCount: old.count, newCount: new.count)
+        } catch {
+            let reload = ArrayChangeset.reload(oldCount: old.count, newCount: new.count)
+            self.init(stages: reload.isEmpty ? [] : [ArrayChange(array: new, changeset: reload)])
+            return
+        }
         guard !changeset.isEmpty else {
             self.init(stages: [])
             return
