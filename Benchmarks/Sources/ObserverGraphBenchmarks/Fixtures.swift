@@ -93,3 +93,57 @@ final class HandRegistry: @unchecked Sendable {
         return storage.withLock { $0[key]?.object != nil }
     }
 }
+
+/// An observer of `HandTrackingRegistry`: it lists its subscriptions, behind a lock of its own,
+/// as a hand-written tracking observer would (the kit's tracking observers have their node).
+final class HandTrackingObs: @unchecked Sendable {
+    /// The registries this observer is in: each one's identity and a weak reference to it.
+    let subscriptions = GraphLock<[WeakRegistry]>([])
+
+    var subscriptionCount: Int { subscriptions.withLock { $0.count } }
+}
+
+/// One entry of a `HandTrackingObs`'s list: the registry's identity, so that removing it needs
+/// no weak load, and a weak reference to it, so that the list can be read.
+struct WeakRegistry {
+    let key: ObjectIdentifier
+    weak var object: HandTrackingRegistry?
+}
+
+/// One entry of a `HandTrackingRegistry`.
+struct WeakTracker {
+    weak var object: HandTrackingObs?
+}
+
+/// `HandRegistry` with a tracking side: each edge is also recorded in the observer's own list,
+/// in the same critical section (the registry's lock, then the observer's), as the kit records
+/// a tracking edge. What it costs over `HandRegistry` is what recording an edge on both sides
+/// costs a hand-written registry, to compare with the kit's tracking minus plain.
+final class HandTrackingRegistry: @unchecked Sendable {
+    private let storage = GraphLock<[ObjectIdentifier: WeakTracker]>([:])
+
+    /// Adds `observer` unless it is already there; both sides in one critical section.
+    func add(_ observer: HandTrackingObs) -> Bool {
+        let key = ObjectIdentifier(observer)
+        let me = ObjectIdentifier(self)
+        return storage.withLock { entries in
+            if entries[key]?.object != nil { return false }
+            entries[key] = WeakTracker(object: observer)
+            observer.subscriptions.withLock { $0.append(WeakRegistry(key: me, object: self)) }
+            return true
+        }
+    }
+
+    /// Removes `observer` from both sides in one critical section.
+    func remove(_ observer: HandTrackingObs) -> Bool {
+        let key = ObjectIdentifier(observer)
+        let me = ObjectIdentifier(self)
+        return storage.withLock { entries in
+            guard entries.removeValue(forKey: key) != nil else { return false }
+            observer.subscriptions.withLock { list in
+                if let index = list.firstIndex(where: { $0.key == me }) { list.remove(at: index) }
+            }
+            return true
+        }
+    }
+}

@@ -245,6 +245,16 @@ enum Targets {
                     if let lock = report.median(scenario, Churn.lockFloor) {
                         detail += ", one lock round trip \(formatValue(lock)) ns"
                     }
+                    // The same difference for a hand-written registry that records each edge on
+                    // both sides (`HandTrackingRegistry` minus `HandRegistry`).
+                    if let handTracking = report.median(scenario, Churn.handTracking),
+                        let hand = report.median(scenario, Churn.handRegistry)
+                    {
+                        detail +=
+                            "; hand registry: tracking - plain \(formatValue(handTracking - hand)) ns"
+                            + " (\(formatValue(handTracking)) / \(formatValue(hand)) ns = "
+                            + "\(formatRatio(handTracking / hand)))"
+                    }
                     report.addTarget(
                         TargetRow(
                             target: target, status: status(tracking / plain <= churnMaxTrackingToPlain),

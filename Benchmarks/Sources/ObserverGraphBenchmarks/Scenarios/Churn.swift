@@ -31,6 +31,9 @@ enum Churn {
     static let openCombine = "OpenCombine"
     static let notificationCenter = "NotificationCenter"
     static let handRegistry = "hand registry"
+    /// `handRegistry` with each edge also recorded in the observer's own locked list: what a
+    /// tracking edge costs a hand-written registry (see `HandTrackingRegistry`).
+    static let handTracking = "hand registry, tracking"
     /// The floor of holding observers weakly: only the weak references are made and destroyed
     /// (appended in order, destroyed where they are: no index, no lock, no duplicate check).
     static let weakFloor = "limit: weak references only"
@@ -60,9 +63,12 @@ enum Churn {
             // Created once per size, before any timing, and shared by every order.
             let plain = (0..<n).map { _ in Obs() }
             let tracking = (0..<n).map { _ in TrackingObs() }
+            let handTrackers = (0..<n).map { _ in HandTrackingObs() }
             for order in Order.allCases {
                 progress("churn \(order.rawValue) N=\(sizeLabel(n))")
-                measure(n: n, order: order, plain: plain, tracking: tracking, plan: plan, report: report)
+                measure(
+                    n: n, order: order, plain: plain, tracking: tracking, handTrackers: handTrackers,
+                    plan: plan, report: report)
             }
         }
         for n in plan.churnSizes where n <= plan.churnPeerLimit {
@@ -82,7 +88,8 @@ enum Churn {
     }
 
     private static func measure(
-        n: Int, order: Order, plain: [Obs], tracking: [TrackingObs], plan: Plan, report: Report
+        n: Int, order: Order, plain: [Obs], tracking: [TrackingObs], handTrackers: [HandTrackingObs],
+        plan: Plan, report: Report
     ) {
         let (subscribeOrder, unsubscribeOrder) = positions(order, n)
         let cycles = max(1, plan.churnOperationsPerSample / n)
@@ -156,6 +163,21 @@ enum Churn {
                     for p in unsubscribeOrder where registry.remove(plain[p]) { done &+= 1 }
                     let end = monotonicNanoseconds()
                     verify(done == 2 * n, "hand registry churn: \(done) of \(2 * n) operations succeeded")
+                    return (middle - start, end - middle)
+                }
+            })
+        contenders.append(
+            Contender(name: handTracking) {
+                sample {
+                    let registry = HandTrackingRegistry()
+                    var done = 0
+                    let start = monotonicNanoseconds()
+                    for p in subscribeOrder where registry.add(handTrackers[p]) { done &+= 1 }
+                    let middle = monotonicNanoseconds()
+                    for p in unsubscribeOrder where registry.remove(handTrackers[p]) { done &+= 1 }
+                    let end = monotonicNanoseconds()
+                    verify(done == 2 * n, "hand tracking churn: \(done) of \(2 * n) operations succeeded")
+                    verify(handTrackers[0].subscriptionCount == 0, "a hand tracking observer kept an entry")
                     return (middle - start, end - middle)
                 }
             })
@@ -273,7 +295,7 @@ enum Churn {
         for phase in Phase.allCases {
             for order in Order.allCases {
                 for implementation in [
-                    kit, kitTracking, kitActor, handRegistry, weakFloor, indexFloor, openCombine,
+                    kit, kitTracking, kitActor, handRegistry, handTracking, weakFloor, indexFloor, openCombine,
                     notificationCenter,
                 ] {
                     guard let big = report.median(scenario(phase, order, large), implementation),
