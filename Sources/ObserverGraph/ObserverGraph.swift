@@ -948,7 +948,7 @@ extension GraphObservable {
                     let dropped = state.isolation?.forget(key, observers: state.observers) ?? false
                     guard found else { return (false, removed, false, dropped) }
                     state.broadcasts.noteRemoval()
-                    let now = state.callbacks.admit(
+                    let now = state.callbacks.admitOutOfLine(
                         observer, subscribed: false, removed: removed, holdingTurn: holdingTurn)
                     return (true, removed, now, dropped)
                 }
@@ -961,7 +961,7 @@ extension GraphObservable {
                 let dropped = state.isolation?.forget(key, observers: state.observers) ?? false
                 guard let removed, !removed.spared else { return (false, removed, false, dropped) }
                 state.broadcasts.noteRemoval()
-                let now = state.callbacks.admit(
+                let now = state.callbacks.admitOutOfLine(
                     observer, subscribed: false, removed: removed, holdingTurn: holdingTurn)
                 return (true, removed, now, dropped)
             }
@@ -1619,7 +1619,11 @@ public final class GraphNode: @unchecked Sendable {
     /// Runs `body` with the observable's observer registry, the tracker's subscription registry,
     /// the observable's callback queue, isolation record and running broadcasts, both nodes locked (in address order, so two threads
     /// never deadlock).
-    @usableFromInline
+    ///
+    /// Inlinable, so that a subscribe specialized in a client calls no generic function here:
+    /// unspecialized, the result type's metadata is looked up and the result returned
+    /// indirectly on every call.
+    @inlinable
     static func _withEdge<R>(
         observable: GraphNode, tracker: GraphNode,
         _ body: (
@@ -1983,7 +1987,7 @@ struct _BroadcastList {
 struct _CallbackQueue {
     /// `nil` while no thread has the turn; otherwise what is queued behind the thread that has
     /// it (one word, where a flag and an array took two: see `_Registry`).
-    var pending: [_PendingCallback]?
+    @usableFromInline var pending: [_PendingCallback]?
 
     @usableFromInline init() {}
 
@@ -1991,13 +1995,17 @@ struct _CallbackQueue {
     var delivering: Bool { pending != nil }
 
     /// Takes the turn (the caller checked that nobody has it).
+    @inlinable
     mutating func takeTurn() {
         if pending == nil { pending = [] }
     }
 
     /// `true`: the caller has the turn, and fires the callbacks now; `false`: they were queued.
     /// A caller already `holdingTurn` fires them now only if nothing is queued before them.
-    @usableFromInline
+    ///
+    /// Inlinable, so that taking a free turn (the usual case) costs a client a few instructions
+    /// and no call; queueing behind another thread's turn (the rare case) is a call (`queue`).
+    @inlinable
     mutating func admit(
         _ observer: some GraphObserver, subscribed: Bool, removed: _Removed?, holdingTurn: Bool = false
     ) -> Bool {
@@ -2005,11 +2013,26 @@ struct _CallbackQueue {
             takeTurn()
             return true
         }
+        queue(observer, subscribed: subscribed, removed: removed)
+        return false
+    }
+
+    /// `admit`, not inlined: for the removal of a plain observer, whose critical section the
+    /// compiler inlines into the caller only while it stays this small.
+    @usableFromInline @inline(never)
+    mutating func admitOutOfLine(
+        _ observer: some GraphObserver, subscribed: Bool, removed: _Removed?, holdingTurn: Bool
+    ) -> Bool {
+        admit(observer, subscribed: subscribed, removed: removed, holdingTurn: holdingTurn)
+    }
+
+    /// Queues the callbacks of a change behind the thread that has the turn (see `admit`).
+    @usableFromInline
+    mutating func queue(_ observer: some GraphObserver, subscribed: Bool, removed: _Removed?) {
         var queued = pending ?? []
         pending = nil  // so that `queued` is the only reference and grows in place
         queued.append(_PendingCallback(observer: observer, subscribed: subscribed, removed: removed))
         pending = queued
-        return false
     }
 
     /// What was queued, moved out (released by the caller, after unlocking); `nil` when nothing
@@ -2026,6 +2049,7 @@ struct _CallbackQueue {
 }
 
 /// The callbacks of one change, waiting for their turn.
+@usableFromInline
 struct _PendingCallback {
     let observer: any GraphObserver
     let subscribed: Bool
