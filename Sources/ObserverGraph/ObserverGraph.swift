@@ -1994,7 +1994,7 @@ struct _CallbackQueue {
     /// A thread has the turn.
     var delivering: Bool { pending != nil }
 
-    /// Takes the turn (the caller checked that nobody has it).
+    /// Takes the turn if nobody has it; does nothing if it is held.
     @inlinable
     mutating func takeTurn() {
         if pending == nil { pending = [] }
@@ -2004,7 +2004,7 @@ struct _CallbackQueue {
     /// A caller already `holdingTurn` fires them now only if nothing is queued before them.
     ///
     /// Inlinable, so that taking a free turn (the usual case) costs a client a few instructions
-    /// and no call; queueing behind another thread's turn (the rare case) is a call (`queue`).
+    /// and no call; queueing behind a running delivery (the rare case) is a call (`queue`).
     @inlinable
     mutating func admit(
         _ observer: some GraphObserver, subscribed: Bool, removed: _Removed?, holdingTurn: Bool = false
@@ -2017,8 +2017,8 @@ struct _CallbackQueue {
         return false
     }
 
-    /// `admit`, not inlined: for the removal of a plain observer, whose critical section the
-    /// compiler inlines into the caller only while it stays this small.
+    /// `admit`, not inlined: for the removal of a plain or struct observer, whose critical
+    /// section the compiler inlines into the caller only while it stays this small.
     @usableFromInline @inline(never)
     mutating func admitOutOfLine(
         _ observer: some GraphObserver, subscribed: Bool, removed: _Removed?, holdingTurn: Bool
