@@ -59,9 +59,8 @@ struct OperatorInputLifetimeTests {
         let stale = Counters()
         race(threads: 3) { thread in
             if thread == 0 {
-                // Paced: a thread that sets without pause can keep a builder running the changes
-                // it buffers (see "Reentrancy policy" in the guarantees article), which is not
-                // what this test is about.
+                // Paced: what this test is about is the input's lifetime; builds under sets made
+                // without pause are OperatorBuildHandOffTests' subject.
                 // Bounded, so that a builder that never returns fails the test instead of hanging.
                 let deadline = Date().addingTimeInterval(60)
                 var next = 1

@@ -67,7 +67,8 @@ public final class DerivedValue<Value: Sendable>:
 
     /// Builds a node of rank 1 + the highest input rank, in the component joining its inputs'
     /// (see `_PropagationDomain`): `connect` attaches it to its inputs and computes what it
-    /// starts from; work arriving meanwhile is run before it is published.
+    /// starts from; work arriving meanwhile is run before it is published, and what arrives
+    /// while that runs is left to the component's passes (see `_OperatorNode.finishBuilding`).
     @usableFromInline
     init(
         _ name: String, upstreams: [any GraphObservable], inputs: [any _OperatorInput], replays: Bool,

@@ -74,6 +74,12 @@ struct _NodeLinks<Value: Sendable> {
     /// Being built: work that arrives is buffered for the builder.
     @usableFromInline var building: Bool
     @usableFromInline var buffered: [@Sendable (_Pass?) -> Void] = []
+    /// Built, but the builder left the work that arrived during its last batch to the
+    /// component's passes (see `_OperatorNode.finishBuilding`): what arrives is buffered behind
+    /// it, and the first pass to reach the node runs it all, in order.
+    @usableFromInline var handingOff = false
+    /// The parents' edges to make direct once the work handed off has run.
+    var flipsAfterHandOff: [@Sendable () -> Void] = []
     /// The derived value's event source, once built; it delivers `outbox` after each pass.
     @usableFromInline weak var publisher: _DerivedSource<Value>?
     /// Whether the derived value was ever observed: until then, it does not publish.

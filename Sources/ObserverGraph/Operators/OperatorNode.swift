@@ -1,3 +1,5 @@
+import Dispatch
+
 /// One node of the operator graph: a source's input (rank 0) or the core of a `DerivedValue`.
 ///
 /// Plumbing for operators: provided by the kit, with no public members. A node keeps the latest
@@ -210,19 +212,32 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Runs `handle` now, or, while this node is still being built on another thread, hands it
-    /// to the builder (which runs it before publishing the node). An event crossing an edge a
-    /// merge made since its pass began (`_Pass.crossing`) is queued for a pass of its own.
+    /// to the builder (which runs it before publishing the node). Once the builder has left
+    /// work to the passes (`_NodeLinks.handingOff`), the event joins that work, and this pass
+    /// runs it all (`runHandedOff`). An event crossing an edge a merge made since its pass began
+    /// (`_Pass.crossing`) is queued for a pass of its own.
     @inlinable
     func accept<Input: Sendable>(
         _ event: GraphEvent<Input>, _ pass: _Pass?,
         _ handle: @escaping @Sendable (_OperatorNode<Value>, GraphEvent<Input>, _Pass?) -> Void
     ) {
-        let deferred = links.withLock { links -> Bool in
-            guard links.building else { return false }
+        // Whether the event was buffered, and whether for this pass to run (handed off).
+        let (deferred, handedOff) = links.withLock { links -> (Bool, Bool) in
+            guard links.building || links.handingOff else { return (false, false) }
             links.buffered.append { [unowned self] pass in handle(self, event, pass) }
-            return true
+            return (true, !links.building)
         }
-        if deferred { return }
+        if deferred {
+            // With no pass (never, once the node is published), the job `finishBuilding`
+            // schedules runs it.
+            guard handedOff, let pass else { return }
+            if let domain = pass.crossing {
+                pass.queueAcrossMerge(domain) { [self] pass in runHandedOff(pass) }
+            } else {
+                runHandedOff(pass)
+            }
+            return
+        }
         if let pass, let domain = pass.crossing {
             pass.queueAcrossMerge(domain) { pass in handle(self, event, pass) }
         } else {
@@ -230,30 +245,81 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         }
     }
 
+    /// Runs the work a builder left to the passes (see `finishBuilding`), and what arrived
+    /// behind it, in order, in `pass`, until none is left; then makes the parents' edges direct.
+    /// It runs in a pass of the node's component, so no other thread adds to it meanwhile, and
+    /// it ends. Does nothing once that work has run.
+    @usableFromInline
+    func runHandedOff(_ pass: _Pass) {
+        while true {
+            let (work, flips) = links.withLock {
+                links -> ([@Sendable (_Pass?) -> Void], [@Sendable () -> Void]) in
+                guard links.buffered.isEmpty else {
+                    defer { links.buffered = [] }
+                    return (links.buffered, [])
+                }
+                guard links.handingOff else { return ([], []) }
+                links.handingOff = false
+                defer { links.flipsAfterHandOff = [] }
+                return ([], links.flipsAfterHandOff)
+            }
+            if work.isEmpty {
+                for flip in flips { flip() }
+                return
+            }
+            for item in work { item(pass) }
+        }
+    }
+
     /// Ends the build: runs the work that arrived meanwhile, then, in one critical section,
     /// makes the derived value's event source from the state reached and attaches it.
+    ///
+    /// The builder runs one batch of that work: a thread that changes an input without pause
+    /// could otherwise buffer work faster than the builder runs it, and the build would never
+    /// end. What arrives during that batch is left to the component's passes
+    /// (`_NodeLinks.handingOff`): the next pass that reaches the node runs it (`accept`), before
+    /// the parents' edges become direct. Should none come within 5 ms (the changes stopped), a
+    /// job of the component runs it, submitted from a global queue so that this thread does not
+    /// become the component's runner. No event is lost or reordered, and the build ends after
+    /// one batch.
     func finishBuilding(
         _ make: (Value?, GraphEvent<Value>?) -> _DerivedSource<Value>
     ) -> _DerivedSource<Value> {
+        var ranBatch = false
         while true {
-            let (work, made) = links.withLock {
-                links -> ([@Sendable (_Pass?) -> Void], _DerivedSource<Value>?) in
-                guard links.buffered.isEmpty else {
+            let flips = whenBuilt
+            let (work, made, handedOff) = links.withLock {
+                links -> ([@Sendable (_Pass?) -> Void], _DerivedSource<Value>?, Bool) in
+                if !links.buffered.isEmpty, !ranBatch {
                     defer { links.buffered = [] }
-                    return (links.buffered, nil)
+                    return (links.buffered, nil, false)
                 }
                 links.building = false
                 let made = make(links.latest, links.terminal)
                 links.publisher = made
-                return ([], made)
+                guard !links.buffered.isEmpty else { return ([], made, false) }
+                links.handingOff = true
+                links.flipsAfterHandOff = flips
+                return ([], made, true)
             }
-            if let made {
-                let flips = whenBuilt
-                whenBuilt = []
+            guard let made else {
+                for item in work { item(nil) }
+                ranBatch = true
+                continue
+            }
+            whenBuilt = []
+            if handedOff {
+                // Later, so that a thread still setting runs it in its next pass (as it should:
+                // a job of the component submitted while it is idle makes the submitter its
+                // runner, which runs that thread's sets until it catches up with them).
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) { [self] in
+                    guard links.withLock({ $0.handingOff }) else { return }
+                    domain.submit { [self] pass in runHandedOff(pass) }
+                }
+            } else {
                 for flip in flips { flip() }
-                return made
             }
-            for item in work { item(nil) }
+            return made
         }
     }
 
