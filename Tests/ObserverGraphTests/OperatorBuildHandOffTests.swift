@@ -26,8 +26,10 @@ private func consecutive(_ values: [Int], endingAt last: Int) -> Bool {
 
 @Suite("Operators built while their source changes: the build ends, and nothing is lost")
 struct OperatorBuildHandOffTests {
-    @Test("A change arriving while the builder runs its buffered work reaches the value once sets stop")
-    func changeLeftByTheBuilderIsRun() {
+    /// Builds `x.map` on one thread while another sets `x` to 1 as the builder computes the
+    /// start value, and to 2 while it runs 1, then stops: the builder leaves 2 to the graph.
+    /// Returns `x` and the map, or `nil` after recording why.
+    private func mapWithWorkLeft() -> (ObservableValue<Int>, DerivedValue<Int>)? {
         let x = ObservableValue(0)
         let builderAt = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         let setterDid = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
@@ -36,7 +38,6 @@ struct OperatorBuildHandOffTests {
         let made = GraphLock<DerivedValue<Int>?>(nil)
         race(threads: 2) { thread in
             if thread == 0 {
-                // 1 arrives while the builder computes the start value, 2 while it runs 1.
                 if builderAt.0.wait(timeout: .now() + 10) == .timedOut { timedOut.bump("setter") }
                 x.value = 1
                 setterDid.0.signal()
@@ -67,9 +68,18 @@ struct OperatorBuildHandOffTests {
             made.withLock { $0 = derived }
         }
         #expect(timedOut["setter"] == 0 && timedOut["builder"] == 0)
-        #expect(calls.withLock { $0 } == 2)  // the start value and 1; 2 was left to a pass
-        guard let derived = made.withLock({ $0 }) else { return }
-        // Nothing sets `x` any more: the pass that runs 2 is the component's own job.
+        #expect(calls.withLock { $0 } == 2)  // the start value and 1; 2 was left to the graph
+        guard let derived = made.withLock({ $0 }) else {
+            Issue.record("no map was built")
+            return nil
+        }
+        return (x, derived)
+    }
+
+    @Test("A change arriving while the builder runs its buffered work reaches the value once sets stop")
+    func changeLeftByTheBuilderIsRun() {
+        guard let (x, derived) = mapWithWorkLeft() else { return }
+        // Nothing sets `x` any more: what runs 2 is the graph's own job.
         #expect(eventually { derived.value == 2 })
         let log = GraphLock<[Int]>([])
         let token = derived.observeValuesNonisolated { value in log.withLock { $0.append(value) } }
@@ -79,6 +89,22 @@ struct OperatorBuildHandOffTests {
         #expect(eventually { log.withLock { $0 } == [2, 3] })
         token.cancel()
         #expect(x.observerCount == 2)  // the derived value and the input it observes
+    }
+
+    @Test("A join on an operator whose builder left work to the graph starts once that work ran")
+    func joinOnAnOperatorWithWorkLeft() {
+        guard let (x, mapped) = mapWithWorkLeft() else { return }
+        // Built at once (before the graph's fallback job, 5 ms later, on a machine that lets
+        // this thread run): the join's start runs behind the job that brings `mapped` to 2, so
+        // it never pairs the map's 1 with the source's 2.
+        let joined = mapped.combineLatest(x)
+        let log = GraphLock<[String]>([])
+        let token = joined.observeValuesNonisolated { pair in
+            log.withLock { $0.append("\(pair.0),\(pair.1)") }
+        }
+        #expect(eventually { log.withLock { $0 }.last == "2,2" })
+        #expect(log.withLock { $0 } == ["2,2"])
+        token.cancel()
     }
 
     @Test("Maps built while a thread sets without pause: each build ends, then follows each change in order")

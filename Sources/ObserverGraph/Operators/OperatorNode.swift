@@ -201,6 +201,10 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         // A built child stays built; one still being built makes the edge direct when it is done.
         let built = child.links.withLock { !$0.building }
         let epoch = child.domain.currentEpoch()
+        // Connecting in a pass (a join, a switch to this node): work its builder left to the
+        // component runs first, so that the child starts from the value it reaches. Not in a
+        // pass that began before a merge (another thread may run this node's passes).
+        if let pass, pass.epoch >= epoch, links.withLock({ $0.handingOff }) { runHandedOff(pass) }
         let (id, latest, terminal) = connect(direct: built, epoch: epoch) { event, pass, direct in
             if direct { handle(child, event, pass) } else { child.accept(event, pass, handle) }
         }
@@ -221,21 +225,22 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         _ event: GraphEvent<Input>, _ pass: _Pass?,
         _ handle: @escaping @Sendable (_OperatorNode<Value>, GraphEvent<Input>, _Pass?) -> Void
     ) {
-        // Whether the event was buffered, and whether for this pass to run (handed off).
+        // Whether the event was buffered, and whether for this pass to run (handed off). An
+        // event crossing a merge while work is left waits for its own pass, as any other.
+        let crossing = pass?.crossing
         let (deferred, handedOff) = links.withLock { links -> (Bool, Bool) in
-            guard links.building || links.handingOff else { return (false, false) }
+            guard links.building || (links.handingOff && crossing == nil) else { return (false, false) }
             links.buffered.append { [unowned self] pass in handle(self, event, pass) }
             return (true, !links.building)
         }
         if deferred {
             // With no pass (never, once the node is published), the job `finishBuilding`
-            // schedules runs it.
-            guard handedOff, let pass else { return }
-            if let domain = pass.crossing {
-                pass.queueAcrossMerge(domain) { [self] pass in runHandedOff(pass) }
-            } else {
-                runHandedOff(pass)
-            }
+            // queued runs it.
+            if handedOff, let pass { runHandedOff(pass) }
+            return
+        }
+        if let pass, let domain = crossing, links.withLock({ $0.handingOff }) {
+            pass.queueAcrossMerge(domain) { [self] pass in accept(event, pass, handle) }
             return
         }
         if let pass, let domain = pass.crossing {
@@ -276,12 +281,14 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     ///
     /// The builder runs one batch of that work: a thread that changes an input without pause
     /// could otherwise buffer work faster than the builder runs it, and the build would never
-    /// end. What arrives during that batch is left to the component's passes
-    /// (`_NodeLinks.handingOff`): the next pass that reaches the node runs it (`accept`), before
-    /// the parents' edges become direct. Should none come within 5 ms (the changes stopped), a
-    /// job of the component runs it, submitted from a global queue so that this thread does not
-    /// become the component's runner. No event is lost or reordered, and the build ends after
-    /// one batch.
+    /// end. What arrives during that batch is left to the component (`_NodeLinks.handingOff`):
+    /// a job queued ahead of every pass to come runs it, or the running pass does if it reaches
+    /// the node first (`accept`), before the parents' edges become direct. The job is queued
+    /// without running it (`enqueueFirst`), so this thread does not become the component's
+    /// runner: the next thread that submits to the component runs it, or, should none do so
+    /// within 5 ms (the changes stopped), an empty job submitted from a global queue does. No
+    /// event is lost or reordered, no pass reads the node's value before that work ran, and
+    /// the build ends after one batch.
     func finishBuilding(
         _ make: (Value?, GraphEvent<Value>?) -> _DerivedSource<Value>
     ) -> _DerivedSource<Value> {
@@ -309,12 +316,16 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
             }
             whenBuilt = []
             if handedOff {
-                // Later, so that a thread still setting runs it in its next pass (as it should:
-                // a job of the component submitted while it is idle makes the submitter its
-                // runner, which runs that thread's sets until it catches up with them).
+                // Ahead of every pass to come, so that none reads this node's value before the
+                // work left catches it up (a join over it, another input of a join under it).
+                domain.enqueueFirst { [self] pass in runHandedOff(pass) }
+                // Should nothing be submitted to the component (the changes stopped), an empty
+                // job runs the queue. Later, so that a thread still setting runs it in its next
+                // pass (the thread that submits to an idle component runs what was queued
+                // meanwhile, until it catches up).
                 DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) { [self] in
                     guard links.withLock({ $0.handingOff }) else { return }
-                    domain.submit { [self] pass in runHandedOff(pass) }
+                    domain.submit { _ in }
                 }
             } else {
                 for flip in flips { flip() }

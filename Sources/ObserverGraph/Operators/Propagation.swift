@@ -112,7 +112,10 @@ final class _PropagationDomain: @unchecked Sendable {
     func beginAtRoot() -> Bool {
         state.withLock { state in
             takeOver(&state)
-            guard state.parent == nil, state.runners == 0 else { return false }
+            // Jobs left queued with no runner (see `enqueueFirst`) run before any new pass.
+            guard state.parent == nil, state.runners == 0, state.head == state.jobs.count else {
+                return false
+            }
             state.runners = 1
             reusablePass.epoch = state.epoch
             return true
@@ -128,7 +131,8 @@ final class _PropagationDomain: @unchecked Sendable {
             let (began, parent) = domain.state.withLock { state -> (Bool, _PropagationDomain?) in
                 domain.takeOver(&state)
                 if let parent = state.parent { return (false, parent) }
-                guard state.runners == 0 else { return (false, nil) }
+                // Jobs left queued with no runner (see `enqueueFirst`) run before any new pass.
+                guard state.runners == 0, state.head == state.jobs.count else { return (false, nil) }
                 state.runners = 1
                 domain.reusablePass.epoch = state.epoch
                 return (true, nil)
@@ -162,6 +166,25 @@ final class _PropagationDomain: @unchecked Sendable {
             }
             if began { domain.runQueued(domain.reusablePass) }
             return
+        }
+    }
+
+    /// Queues `job` ahead of the queued jobs without running it, even when no pass is running:
+    /// the component's runner runs it next; with none, the next thread that submits anything
+    /// to the component does, before its own work (no pass begins while jobs are queued). The
+    /// caller makes sure something is submitted (see `_OperatorNode.finishBuilding`). So this
+    /// thread never becomes the component's runner here.
+    func enqueueFirst(_ job: @escaping @Sendable (_Pass) -> Void) {
+        var domain = self
+        while true {
+            let parent = domain.state.withLock { state -> _PropagationDomain? in
+                domain.takeOver(&state)
+                if let parent = state.parent { return parent }
+                state.pushFront(job)
+                return nil
+            }
+            guard let parent else { return }
+            domain = parent
         }
     }
 
