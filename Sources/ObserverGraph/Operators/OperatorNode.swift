@@ -318,13 +318,19 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
             if handedOff {
                 // Ahead of every pass to come, so that none reads this node's value before the
                 // work left catches it up (a join over it, another input of a join under it).
-                domain.enqueueFirst { [self] pass in runHandedOff(pass) }
+                let pending = GraphLock(true)  // the job below has not run
+                domain.enqueueFirst { [self] pass in
+                    pending.withLock { $0 = false }
+                    runHandedOff(pass)
+                }
                 // Should nothing be submitted to the component (the changes stopped), an empty
                 // job runs the queue. Later, so that a thread still setting runs it in its next
                 // pass (the thread that submits to an idle component runs what was queued
-                // meanwhile, until it catches up).
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) { [self] in
-                    guard links.withLock({ $0.handingOff }) else { return }
+                // meanwhile, until it catches up). Whether the job ran, not whether the work
+                // did: a pass may run the work first, and the job, queued after that pass
+                // ended, must still run (it holds this node and keeps the fast path closed).
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) { [domain] in
+                    guard pending.withLock({ $0 }) else { return }
                     domain.submit { _ in }
                 }
             } else {
