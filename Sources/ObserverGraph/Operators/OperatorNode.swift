@@ -285,8 +285,9 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     /// a job queued ahead of every pass to come runs it, or the running pass does if it reaches
     /// the node first (`accept`), before the parents' edges become direct. The job is queued
     /// without running it (`enqueueFirst`), so this thread does not become the component's
-    /// runner: the next thread that submits to the component runs it, or, should none do so
-    /// within 5 ms (the changes stopped), an empty job submitted from a global queue does. No
+    /// runner: the thread running the component's passes runs it next, or, with none, the next
+    /// thread that submits to the component; should the job not have run within 5 ms (the
+    /// changes stopped), an empty job submitted from a global queue runs it. No
     /// event is lost or reordered, no pass reads the node's value before that work ran, and
     /// the build ends after one batch.
     func finishBuilding(

@@ -3,8 +3,9 @@
 /// Passes of one component run one at a time, in the order their changes arrived; passes of
 /// different components run independently (on their senders' threads). A source change that
 /// reaches an input node is submitted to the node's component. The thread that finds no pass of
-/// the component running runs it at once, then what was queued meanwhile, until the queue is
-/// empty. Any other submission, from inside a pass (an observer or operator closure setting a
+/// the component running runs it at once (after any job left queued with no runner: a builder's
+/// left work, see `enqueueFirst`), then what was queued meanwhile, until the queue is empty. Any
+/// other submission, from inside a pass (an observer or operator closure setting a
 /// source of the same graph) or from another thread, is queued and returns at once: no thread
 /// ever waits for another one's pass. No lock is held while a job runs operator closures or
 /// delivers to observers. Where the OS has atomics, a pass of an idle component begins and ends
@@ -74,8 +75,9 @@ final class _PropagationDomain: @unchecked Sendable {
     }
 
     /// Submits `event` of the input `node`: when no pass of its component is running, runs it at
-    /// once on this thread (then what was queued meanwhile), with no job allocated; otherwise
-    /// queues it as a job and returns.
+    /// once on this thread (then what was queued meanwhile), with no job allocated; when jobs
+    /// are left queued with no runner (see `enqueueFirst`), queues it behind them and runs the
+    /// queue on this thread; otherwise queues it as a job and returns.
     @inlinable
     static func submit<Value: Sendable>(_ node: _OperatorNode<Value>, _ event: GraphEvent<Value>) {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), _usesAtomics {
@@ -107,7 +109,8 @@ final class _PropagationDomain: @unchecked Sendable {
     }
 
     /// `beginIfIdle` for a root: makes this thread the runner when this domain is a root with
-    /// no pass running. `false` otherwise (merged into another, or running).
+    /// no pass running and no job queued. `false` otherwise (merged into another, running, or
+    /// with jobs left queued).
     @usableFromInline
     func beginAtRoot() -> Bool {
         state.withLock { state in
@@ -123,7 +126,7 @@ final class _PropagationDomain: @unchecked Sendable {
     }
 
     /// Makes this thread the runner of the component and returns its root and the pass to run,
-    /// when no pass of it is running.
+    /// when no pass of it is running and no job is queued.
     @usableFromInline
     func beginIfIdle() -> (_PropagationDomain, _Pass)? {
         var domain = self
