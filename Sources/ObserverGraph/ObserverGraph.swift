@@ -2166,8 +2166,17 @@ struct _Registry {
                 if let existing = slots[old].loadObject() { return .present(existing) }
                 vacate(old)  // left by a deallocated object that had the same identity
             }
-            slots.append(_Slot(object: object, bits: raw | flags))
-            if slots.count > _SlotIndex.scanLimit { table.rebuild(from: slots) }
+            if vacant != 0 && slots.count == 1 {
+                // The sole slot, vacated by the last removal (see `removeSoleEntry`): refilled
+                // in place. A position is never refilled within one layout, so the layout moves.
+                slots[0].object = object
+                slots[0].bits = raw | flags
+                vacant = 0
+                layout &+= 1
+            } else {
+                slots.append(_Slot(object: object, bits: raw | flags))
+                if slots.count > _SlotIndex.scanLimit { table.rebuild(from: slots) }
+            }
         } else {
             table.reserveOne(count: slots.count - vacant)
             let probe = table.probe(raw, in: slots)
@@ -2328,13 +2337,14 @@ struct _Registry {
     }
 
     /// Removes the only slot (the usual case of a tracking observer's list, subscribed to one
-    /// observable): no hole is left to compact away, and its weak reference is destroyed once,
-    /// where vacating it cleared it first. Leaves the registry as new (no index, no hole, no
-    /// tracking entry); positions change, so the layout does.
+    /// observable) by vacating it in place, where `removeLast` cost a generic call and a move of
+    /// the weak reference before destroying it. The vacated slot stays until the next insert
+    /// refills it (the only registry state in which every slot is vacant); no tracking entry is
+    /// left, and positions do not change, so the layout does not either.
     private mutating func removeSoleEntry() {
-        slots.removeLast()
-        vacantAndTracking = 0
-        layout &+= 1
+        slots[0].object = nil
+        slots[0].bits = 0
+        vacantAndTracking = 1  // one hole, no tracking entry
         noteChange()
         _checkInvariants()
     }

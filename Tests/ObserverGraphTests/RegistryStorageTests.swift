@@ -92,6 +92,65 @@ struct RegistryStorageTests {
         }
     }
 
+    /// Registries that go from one entry to none and back at nearly every step: a removal leaves
+    /// the sole slot vacated in place and the next subscribe refills it. Two observables and three
+    /// members, with observers and observables deallocated between steps; after every step each
+    /// observer list, each tracker's subscriptions, the queries, broadcasts and the audit must
+    /// agree with a plain model.
+    @Test("Registries emptied and refilled one entry at a time stay consistent", arguments: [4, 5, 6])
+    func soleEntryHistory(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        var subjects = [Subject("S0"), Subject("S1")]
+        var pool = (0..<3).map { Self.fresh($0, $0) }
+        var serial = pool.count
+        var model: [[ObserverID]] = [[], []]
+        for step in 0..<3_000 {
+            let context = "seed \(seed) step \(step)"
+            let s = Int.random(in: 0..<2, using: &random)
+            let i = Int.random(in: 0..<pool.count, using: &random)
+            let roll = Int.random(in: 0..<100, using: &random)
+            // In its own scope, so that a member dropped from the pool is deallocated before the checks.
+            do {
+                let member = pool[i]
+                if roll < 45 {
+                    let added = member.add(to: subjects[s])
+                    #expect(added == !model[s].contains(member.id), "\(context): add")
+                    if added { model[s].append(member.id) }
+                } else if roll < 85 {
+                    let removed = member.remove(from: subjects[s])
+                    #expect(removed == model[s].contains(member.id), "\(context): remove")
+                    model[s].removeAll { $0 == member.id }
+                } else if roll < 95 {
+                    // Deallocated without unsubscribing (a struct observer stays: the registry owns a copy).
+                    if case .value = member {} else { model = model.map { $0.filter { $0 != member.id } } }
+                    pool[i] = Self.fresh(Int.random(in: 0..<3, using: &random), serial)
+                    serial += 1
+                } else {
+                    // The observable is deallocated: its trackers' lists drop it.
+                    subjects[s] = Subject("S\(serial)")
+                    serial += 1
+                    model[s] = []
+                }
+            }
+            for (subject, observers) in zip(subjects, model) {
+                #expect(subject.observers.map(\.observerID) == observers, "\(context): observer order")
+                #expect(subject.broadcast(as: (any GraphObserver).self) { _ in } == observers.count)
+            }
+            for member in pool {
+                let expected = (0..<2).filter { model[$0].contains(member.id) }
+                #expect((0..<2).filter { member.isIn(subjects[$0]) } == expected, "\(context): query")
+                if case .tracking(let tracker) = member {
+                    #expect(tracker.subscriptionCount == expected.count, "\(context): subscriptions")
+                }
+            }
+            var nodes = subjects.map(\.graphNode)
+            for member in pool {
+                if case .tracking(let tracker) = member { nodes.append(tracker.graphNode) }
+            }
+            #expect(GraphNode.consistencyViolations(among: nodes).isEmpty, "\(context): audit")
+        }
+    }
+
     private func check(_ subject: Subject, pool: [Member], model: [ObserverID], context: String) {
         // Struct observers dropped from the pool are still subscribed: the model keeps them.
         #expect(subject.observers.map(\.observerID) == model, "\(context): observer order")
