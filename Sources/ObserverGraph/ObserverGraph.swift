@@ -169,48 +169,59 @@
         }
 
         @inlinable @inline(__always)
-        func _lockUnscoped() {
-            if !_word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged {
-                _lockContended()
-            }
-        }
+        func _lockUnscoped() { _graphLockAcquire(_word, parkingFor: self) }
 
         @inlinable @inline(__always)
-        func _unlockUnscoped() {
-            if _word.exchange(0, ordering: .releasing) == 2 { _wakeSleepers() }
-        }
+        func _unlockUnscoped() { _graphLockRelease(_word, parkingFor: self) }
 
         var _stateWhileLocked: State { _state }
+    }
 
-        /// The lock is held: spins a little, then sleeps until a release wakes this thread.
-        @usableFromInline @inline(never)
-        func _lockContended() {
-            for _ in 0..<64 {
-                if _word.load(ordering: .relaxed) == 0,
-                    _word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged
-                {
-                    return
-                }
-            }
-            let entry = _GraphLockParking.entry(for: self)
-            // Holding it with 2 makes its release wake the sleepers; 0 means it was free.
-            while _word.exchange(2, ordering: .acquiring) != 0 {
-                pthread_mutex_lock(entry.mutex)
-                // Under the entry's mutex, which the release takes before waking: a release
-                // after this check wakes this thread; one before it left the word 0 or 1.
-                if _word.load(ordering: .relaxed) == 2 { pthread_cond_wait(entry.condition, entry.mutex) }
-                pthread_mutex_unlock(entry.mutex)
+    /// Takes the lock whose word is `word` (0 free, 1 held, 2 held with a thread perhaps
+    /// waiting; see `_GraphLockBuffer`): one compare-and-exchange when it is free. `owner` is
+    /// the object holding the word, which chooses the parking entry.
+    @inlinable @inline(__always)
+    func _graphLockAcquire(_ word: borrowing Atomic<UInt32>, parkingFor owner: AnyObject) {
+        if !word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged {
+            _graphLockContended(word, parkingFor: owner)
+        }
+    }
+
+    /// Releases the lock whose word is `word`: one exchange, and a wake-up when a thread may
+    /// be waiting.
+    @inlinable @inline(__always)
+    func _graphLockRelease(_ word: borrowing Atomic<UInt32>, parkingFor owner: AnyObject) {
+        if word.exchange(0, ordering: .releasing) == 2 { _graphLockWake(parkingFor: owner) }
+    }
+
+    /// The lock is held: spins a little, then sleeps until a release wakes this thread.
+    @usableFromInline @inline(never)
+    func _graphLockContended(_ word: borrowing Atomic<UInt32>, parkingFor owner: AnyObject) {
+        for _ in 0..<64 {
+            if word.load(ordering: .relaxed) == 0,
+                word.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged
+            {
+                return
             }
         }
-
-        /// A release found the word at 2: wakes the threads sleeping on its table entry.
-        @usableFromInline @inline(never)
-        func _wakeSleepers() {
-            let entry = _GraphLockParking.entry(for: self)
+        let entry = _GraphLockParking.entry(for: owner)
+        // Holding it with 2 makes its release wake the sleepers; 0 means it was free.
+        while word.exchange(2, ordering: .acquiring) != 0 {
             pthread_mutex_lock(entry.mutex)
-            pthread_cond_broadcast(entry.condition)
+            // Under the entry's mutex, which the release takes before waking: a release after
+            // this check wakes this thread; one before it left the word 0 or 1.
+            if word.load(ordering: .relaxed) == 2 { pthread_cond_wait(entry.condition, entry.mutex) }
             pthread_mutex_unlock(entry.mutex)
         }
+    }
+
+    /// A release found the word at 2: wakes the threads sleeping on its table entry.
+    @usableFromInline @inline(never)
+    func _graphLockWake(parkingFor owner: AnyObject) {
+        let entry = _GraphLockParking.entry(for: owner)
+        pthread_mutex_lock(entry.mutex)
+        pthread_cond_broadcast(entry.condition)
+        pthread_mutex_unlock(entry.mutex)
     }
 
     /// Where threads wait for a contended `GraphLock`: a fixed table of mutex and condition
@@ -1578,15 +1589,34 @@ extension GraphObservable {
 /// Callbacks: none.
 /// - Complexity: O(1) to create; deallocation is O(edges).
 public final class GraphNode: @unchecked Sendable {
-    @usableFromInline let _state: GraphLock<_NodeState>
+    #if canImport(Darwin) || os(Windows) || !canImport(Synchronization) || OBSERVERGRAPH_NO_ATOMICS
+        @usableFromInline let _state: GraphLock<_NodeState>
 
-    /// Creates an empty node.
-    ///
-    /// Thread safety: safe from any thread. Callbacks: none.
-    /// - Complexity: O(1).
-    public init() {
-        _state = GraphLock(_NodeState())
-    }
+        /// Creates an empty node.
+        ///
+        /// Thread safety: safe from any thread. Callbacks: none.
+        /// - Complexity: O(1).
+        public init() {
+            _state = GraphLock(_NodeState())
+        }
+    #else
+        // Where the lock is one atomic word, the node stores it and its state itself: an edge
+        // change on a node that is not in the cache (a tracking observer's, typically) fetches
+        // the node and finds its state there, where a `GraphLock` would be one more object to
+        // fetch after it (and one more allocation per node). Same lock as `GraphLock`'s.
+        @usableFromInline let _word = Atomic<UInt32>(0)
+        /// Read and written only while holding the lock (`_word`): no exclusivity check needed.
+        @usableFromInline @exclusivity(unchecked) var _stateStorage = _NodeState()
+
+        /// The node's state behind its lock, with the interface of a `GraphLock`.
+        @inlinable var _state: _NodeStateLock { _NodeStateLock(node: self) }
+
+        /// Creates an empty node.
+        ///
+        /// Thread safety: safe from any thread. Callbacks: none.
+        /// - Complexity: O(1).
+        public init() {}
+    #endif
 
     deinit {
         // Nobody else can reach this node any more; the lock only orders our reads after the
@@ -1623,7 +1653,7 @@ public final class GraphNode: @unchecked Sendable {
     /// Inlinable, so that a subscribe specialized in a client calls no generic function here:
     /// unspecialized, the result type's metadata is looked up and the result returned
     /// indirectly on every call.
-    @inlinable
+    @inlinable @inline(__always)
     static func _withEdge<R>(
         observable: GraphNode, tracker: GraphNode,
         _ body: (
@@ -1810,6 +1840,29 @@ public final class GraphNode: @unchecked Sendable {
         _state.withLock { $0.observers.contains(bits: bits) }
     }
 }
+
+#if !(canImport(Darwin) || os(Windows) || !canImport(Synchronization) || OBSERVERGRAPH_NO_ATOMICS)
+    /// A node's state and the lock word stored in the node (see `GraphNode`), used as a
+    /// `GraphLock<_NodeState>` is: the same lock, taken and released inline.
+    @usableFromInline
+    struct _NodeStateLock {
+        @usableFromInline let node: GraphNode
+
+        @inlinable init(node: GraphNode) { self.node = node }
+
+        @inlinable @inline(__always)
+        func withLock<Result>(_ body: (inout _NodeState) throws -> Result) rethrows -> Result {
+            _graphLockAcquire(node._word, parkingFor: node)
+            defer { _graphLockRelease(node._word, parkingFor: node) }
+            return try body(&node._stateStorage)
+        }
+
+        func _lockUnscoped() { _graphLockAcquire(node._word, parkingFor: node) }
+        func _unlockUnscoped() { _graphLockRelease(node._word, parkingFor: node) }
+        /// A copy of the state; only while holding the lock.
+        var _stateWhileLocked: _NodeState { node._stateStorage }
+    }
+#endif
 
 // MARK: - Storage internals
 

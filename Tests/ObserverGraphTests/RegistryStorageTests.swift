@@ -309,9 +309,10 @@ struct RegistryStorageTests {
     func nodeStateFitsTwoCacheLines() {
         // An edge change on a node that is not in the cache (a tracking observer's, typically)
         // then costs one fetch of its state; at 240 bytes it cost two, and the tracking churn
-        // benchmark at 100k observers showed it (1.5x plain instead of 1.1x). The storage is an
-        // object header (16 bytes) and a lock word (8 with padding) before the state on Linux;
-        // on Darwin the state follows the header and the 4-byte lock follows the state.
+        // benchmark at 100k observers showed it (1.5x plain instead of 1.1x). On Linux the node
+        // itself stores its lock word and state: an object header (16 bytes) and the word (8
+        // with padding) before the state. On Darwin the node's `GraphLock` storage holds them:
+        // the state follows the header and the 4-byte lock follows the state.
         #expect(MemoryLayout<_Registry>.size == 40)
         #expect(MemoryLayout<_NodeState>.size <= 104)
         #expect(MemoryLayout<_CallbackQueue>.size == 8)
