@@ -91,6 +91,7 @@ let workloads = [
     "subscribe": "subscribe n plain observers to a fresh observable",
     "unsubscribe": "unsubscribe n plain observers, oldest first",
     "subscribe-tracking": "subscribe n tracking observers",
+    "rev-subscribe-tracking": "subscribe n tracking observers, newest first",
     "unsubscribe-tracking": "unsubscribe n tracking observers, oldest first",
     "lookup": "isSubscribed for n subscribed plain observers",
     "lookup-absent": "isSubscribed for n plain observers that are not subscribed (n others are)",
@@ -124,6 +125,9 @@ let workloads = [
 let arguments = CommandLine.arguments
 guard arguments.count >= 2, let description = workloads[arguments[1]] else {
     print("usage: ObserverGraphProfile <workload> [n] [rounds]")
+    print("  prints the wall-clock time of the measured section too (one run: noisy, compare A/B runs)")
+    print("  PROFILE_LATE_SIDE_TABLES=1: trackers get their side tables when first subscribed, as in the")
+    print("  churn benchmark, instead of in a pass of their own before")
     for (name, text) in workloads.sorted(by: { $0.key < $1.key }) { print("  \(name): \(text)") }
     exit(2)
 }
@@ -140,7 +144,8 @@ let hand = HandRegistry()
 let trackers = workload.hasSuffix("tracking") ? (0..<n).map { _ in TrackingObs() } : []
 let subject = Subject()
 /// Trackers get their side tables up front too, as the churn benchmark's reused ones have.
-let trackerSideTables = trackers.map { tracker in { [weak tracker] in tracker } }
+let trackerSideTables =
+    getenv("PROFILE_LATE_SIDE_TABLES") != nil ? [] : trackers.map { tracker in { [weak tracker] in tracker } }
 let weaks = observers.map { Weak(object: $0) }  // every observer gets its side table up front
 let closures: [(Int) -> Void] = observers.map { observer in { observer.receive($0) } }
 /// Malloc bytes in use before the registry is filled (the steady workload measures from here).
@@ -158,7 +163,7 @@ case "hand-unsubscribe", "hand-lookup":
     for observer in observers { _ = hand.add(observer) }
 case "unsubscribe-tracking":
     for tracker in trackers { subject.addObserver(tracker, isolation: nil) }
-case "subscribe-tracking":
+case "subscribe-tracking", "rev-subscribe-tracking":
     // As in the churn benchmark, whose trackers are reused: each one's list of subscriptions
     // already has its storage.
     for tracker in trackers { subject.addObserver(tracker, isolation: nil) }
@@ -246,6 +251,8 @@ func measuredSection(_ f: Fixture) -> Int {
         }
     case "subscribe-tracking":
         for tracker in f.trackers where f.subject.addObserver(tracker) != nil { result &+= 1 }
+    case "rev-subscribe-tracking":
+        for tracker in f.trackers.reversed() where f.subject.addObserver(tracker) != nil { result &+= 1 }
     case "unsubscribe-tracking":
         for tracker in f.trackers where f.subject.removeObserver(tracker) != nil { result &+= 1 }
     case "valueset":
@@ -431,12 +438,14 @@ if workload == "actorsend" || workload == "send" {
     blackHole(measuredSectionSendOnMain(n, nonisolated: workload == "send"))
 }
 
+let measuredStart = ContinuousClock.now
 let result = measuredSection(
     Fixture(
         workload: workload, rounds: rounds, value: value, subject: subject, observers: observers,
         trackers: trackers, weaks: weaks, closures: closures, fresh: fresh, order: order, hand: hand))
+let measuredTime = ContinuousClock.now - measuredStart
 blackHole(result)
 withExtendedLifetime((observers, trackers, weaks, closures, others, fresh, trackerSideTables)) {}
 withExtendedLifetime(operatorToken) {}
 withExtendedLifetime(combineCancellable) {}
-print("\(workload) n=\(n): \(description); result \(result)")
+print("\(workload) n=\(n): \(description); result \(result); measured section \(measuredTime) (wall clock)")
