@@ -14,7 +14,9 @@ import ObserverGraph
 enum ArrayAppend {
     static let family = ScenarioFamily(
         id: "arrayappend",
-        summary: "ObservableArray append with 10 observers receiving the changeset, ns per append",
+        summary:
+            "ObservableArray append, its other mutations and a sectioned append, with 10 observers"
+            + " receiving the changeset, ns per change",
         run: run)
 
     static let kit = "kit ObservableArray"
@@ -97,5 +99,7 @@ enum ArrayAppend {
                 scenario: scenario(k), implementation: contender.name, stats: result[0], unit: "ns/append",
                 reference: contender.name == byHand)
         }
+        runMutations(plan: plan, report: report)
+        runSectioned(plan: plan, report: report)
     }
 }
