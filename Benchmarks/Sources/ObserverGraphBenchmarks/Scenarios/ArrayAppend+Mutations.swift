@@ -42,6 +42,15 @@ extension ArrayAppend {
             ?? 0
     }
 
+    /// The nanoseconds `body` takes; then cancels the observers' `tokens` (not timed).
+    static func timedThenCancelled(_ tokens: [SubscriptionToken], _ body: () -> Void) -> UInt64 {
+        let start = monotonicNanoseconds()
+        body()
+        let elapsed = monotonicNanoseconds() - start
+        for token in tokens { token.cancel() }
+        return elapsed
+    }
+
     /// The positions one round of mutations touches in an array of `size` (which it leaves at
     /// `size`): insert at `size / 2`, set at `size / 4`, remove at `size * 3 / 5`, move from
     /// `size / 10` to `size * 9 / 10`.
@@ -85,15 +94,14 @@ extension ArrayAppend {
                             target.value.receive(firstIndex(change.changeset))
                         }
                     }
-                    let start = monotonicNanoseconds()
-                    for i in 0..<k {
-                        try? array.insert(i, at: at.insert)
-                        try? array.set(i, at: at.set)
-                        _ = try? array.remove(at: at.remove)
-                        try? array.move(from: at.from, to: at.to)
+                    let elapsed = timedThenCancelled(tokens) {
+                        for i in 0..<k {
+                            try? array.insert(i, at: at.insert)
+                            try? array.set(i, at: at.set)
+                            _ = try? array.remove(at: at.remove)
+                            try? array.move(from: at.from, to: at.to)
+                        }
                     }
-                    let elapsed = monotonicNanoseconds() - start
-                    for token in tokens { token.cancel() }
                     return (elapsed, array.array)
                 }
             },
@@ -157,10 +165,9 @@ extension ArrayAppend {
                             target.value.receive(change.changeset.items.first?.value.inserts.first ?? 0)
                         }
                     }
-                    let start = monotonicNanoseconds()
-                    for i in 0..<k { try? sections.appendItem(i, toSection: i % sectionCount) }
-                    let elapsed = monotonicNanoseconds() - start
-                    for token in tokens { token.cancel() }
+                    let elapsed = timedThenCancelled(tokens) {
+                        for i in 0..<k { try? sections.appendItem(i, toSection: i % sectionCount) }
+                    }
                     return (elapsed, sections.sections.reduce(0) { $0 + $1.items.count })
                 }
             },
