@@ -143,7 +143,8 @@
     /// The word is 0 (free), 1 (held) or 2 (held, and a thread may be waiting). Taking a free
     /// lock is one compare-and-exchange and releasing it one exchange, both inline. A thread
     /// that finds it held spins briefly, then sets 2 and sleeps on a condition variable of a
-    /// process-wide table (`_GraphLockParking`, chosen by the word's address); a release that
+    /// process-wide table (`_GraphLockParking`, chosen by the address of the object holding the
+    /// word); a release that
     /// finds 2 wakes that condition's sleepers, who compete again. A sleeper checks the word
     /// under the table entry's mutex, which the waker also takes, so no wake-up is lost.
     @usableFromInline
@@ -224,9 +225,9 @@
         pthread_mutex_unlock(entry.mutex)
     }
 
-    /// Where threads wait for a contended `GraphLock`: a fixed table of mutex and condition
-    /// pairs, shared by every lock (a lock chooses one by its address), allocated once and never
-    /// freed. Sleepers of different locks on one entry are all woken and compete again.
+    /// Where threads wait for a contended `GraphLock` or node lock: a fixed table of mutex and
+    /// condition pairs, shared by every lock (a lock chooses one by the address of the object
+    /// holding its word), allocated once and never freed. Sleepers of different locks on one entry are all woken and compete again.
     @usableFromInline
     final class _GraphLockParking: @unchecked Sendable {
         let mutex: UnsafeMutablePointer<pthread_mutex_t>
@@ -248,7 +249,8 @@
     }
 #endif
 
-/// A value protected by a lock: the one lock type every layer of ObserverGraph uses.
+/// A value protected by a lock: the one lock every layer of ObserverGraph uses (where the lock is
+/// an atomic word, a `GraphNode` stores the same lock's word and its state in itself).
 ///
 /// Copies of a `GraphLock` share the same state and the same lock. The lock is not recursive:
 /// do not call `withLock` on the same lock from inside its body, and do not call code you do not
@@ -1857,8 +1859,8 @@ public final class GraphNode: @unchecked Sendable {
             return try body(&node._stateStorage)
         }
 
-        func _lockUnscoped() { _graphLockAcquire(node._word, parkingFor: node) }
-        func _unlockUnscoped() { _graphLockRelease(node._word, parkingFor: node) }
+        @inline(__always) func _lockUnscoped() { _graphLockAcquire(node._word, parkingFor: node) }
+        @inline(__always) func _unlockUnscoped() { _graphLockRelease(node._word, parkingFor: node) }
         /// A copy of the state; only while holding the lock.
         var _stateWhileLocked: _NodeState { node._stateStorage }
     }
@@ -2111,8 +2113,9 @@ struct _PendingCallback {
 }
 
 /// An ordered set of weakly referenced objects with O(1) lookup by key: the registration-order
-/// slot array (vacated slots are compacted away once they are half of it) and an index from key
-/// to slot position (`_SlotIndex`), built once the registry outgrows a short scan.
+/// slot array (vacated slots are compacted away once they are half of it, except a registry's
+/// sole slot, which stays vacant until the next insert refills it) and an index from key to slot
+/// position (`_SlotIndex`), built once the registry outgrows a short scan.
 @usableFromInline
 struct _Registry {
     // Five words: a node's lock, both its registries and the rest of its state fit in the first
@@ -2127,7 +2130,8 @@ struct _Registry {
     private var vacantAndTracking: UInt32 = 0
     /// Slot count at which the next sweep for deallocated objects is due.
     private var sweepMarkCount: UInt32 = 64
-    /// Changes whenever slot positions change (compaction), so stale positions are detected.
+    /// Changes whenever slot positions change (compaction) or a vacated position is refilled (the
+    /// sole slot), so stale positions are detected.
     @usableFromInline var layout: UInt = 0
     /// Boxes, the watcher and the generation; `nil` until one is needed.
     private var rare: _RegistryExtras?
@@ -2413,7 +2417,7 @@ struct _Registry {
         guard vacant > 0 else { return }
         if vacant == slots.count {
             if slots.count <= 4 {
-                // The usual case for a tracking observer's list: cheaper than `removeAll`.
+                // A short list emptied by the removal of dead entries: cheaper than `removeAll`.
                 while !slots.isEmpty { slots.removeLast() }
             } else {
                 slots.removeAll(keepingCapacity: slots.count <= 1024)
