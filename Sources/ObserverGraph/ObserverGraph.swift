@@ -2381,9 +2381,14 @@ struct _Registry {
     /// Drops entries a reader found dead, if the positions it saw are still valid. A dead weak
     /// reference never revives and positions are never reused without a layout change, so equal
     /// bits at an equal position mean the same dead entry.
+    ///
+    /// A dead tracking observer's entry stays: its node, which may outlive it, still lists this
+    /// registry's node, and removes the edge on both sides when it goes (its deinit). Dropping
+    /// only this side would leave the node's list one-sided meanwhile.
     mutating func dropDead(_ dead: [_DeadEntry], layout seen: UInt) {
         guard seen == layout else { return }
-        for entry in dead where slots[entry.position].bits == entry.bits {
+        for entry in dead
+        where entry.bits & _SlotFlags.tracking == 0 && slots[entry.position].bits == entry.bits {
             if !table.isEmpty, let found = table.find(entry.bits & _SlotFlags.keyMask, in: slots) {
                 table.remove(at: found.bucket)
             }

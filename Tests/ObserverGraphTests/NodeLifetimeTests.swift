@@ -1,0 +1,156 @@
+import ObserverGraph
+import Testing
+
+/// An observable whose node the test may hold too, so that the node outlives it.
+private final class NodeSharingSubject: GraphObservable, Named, @unchecked Sendable {
+    let graphNode: GraphNode
+    let name: String
+    init(_ name: String, node: GraphNode) {
+        self.name = name
+        graphNode = node
+    }
+}
+
+/// A tracking observer whose node the test may hold too.
+private final class NodeSharingTracker: GraphTrackingObserver, Named, @unchecked Sendable {
+    let graphNode: GraphNode
+    let name: String
+    init(_ name: String, node: GraphNode) {
+        self.name = name
+        graphNode = node
+    }
+}
+
+/// Objects handed from one thread to another, for the tests that deallocate them elsewhere.
+private final class Handoff<Object>: @unchecked Sendable {
+    private let lock = GraphLock(())
+    private var objects: [Object]
+    init(_ objects: [Object]) { self.objects = objects }
+    /// Takes every object out; they are released where the caller drops the result.
+    func takeAll() -> [Object] {
+        lock.withLock { _ in
+            defer { objects = [] }
+            return objects
+        }
+    }
+}
+
+@Suite("Core: nodes that outlive their objects, and edges torn down on several threads at once")
+struct NodeLifetimeTests {
+    @Test("A node kept after its observable: its trackers skip it, and drop it when the node goes")
+    func observableNodeOutlivesObservable() {
+        let tracker = Tracker("T")
+        let keep = Subject("Keep")
+        keep.addObserver(tracker)
+        var node: GraphNode? = GraphNode()
+        weak var weakGone: NodeSharingSubject?
+        do {
+            guard let node else { return }
+            let gone = NodeSharingSubject("Gone", node: node)
+            weakGone = gone
+            gone.addObserver(tracker)
+            #expect(names(tracker.subscriptions) == ["Keep", "Gone"])
+        }
+        #expect(weakGone == nil)
+        // The edge stays on both sides while the node lives; the observable is not listed.
+        #expect(names(tracker.subscriptions) == ["Keep"])
+        #expect(tracker.subscriptionCount == 1)
+        #expect(GraphSnapshot(trackingObservers: [tracker]).danglingEntries.count == 1)
+        if let node {
+            #expect(
+                GraphNode.consistencyViolations(among: [node, tracker.graphNode, keep.graphNode]).isEmpty)
+        }
+        node = nil
+        #expect(GraphSnapshot(trackingObservers: [tracker]).danglingEntries.isEmpty)
+        #expect(names(tracker.subscriptions) == ["Keep"])
+        // The tracker goes on as before.
+        let next = Subject("Next")
+        next.addObserver(tracker)
+        #expect(names(tracker.unsubscribeFromAll()) == ["Keep", "Next"])
+        #expect(tracker.subscriptionCount == 0)
+        #expect(
+            GraphNode.consistencyViolations(among: [tracker.graphNode, keep.graphNode, next.graphNode])
+                .isEmpty)
+    }
+
+    @Test("A node kept after its tracking observer: observables skip it, and drop it when the node goes")
+    func trackerNodeOutlivesTracker() {
+        let subject = Subject("S")
+        let other = Subject("O")
+        let watcher = Watcher("W")
+        subject.addObserver(watcher)
+        var node: GraphNode? = GraphNode()
+        do {
+            guard let node else { return }
+            let tracker = NodeSharingTracker("T", node: node)
+            subject.addObserver(tracker)
+            other.addObserver(tracker)
+            #expect(subject.observerCount == 2 && other.observerCount == 1)
+        }
+        #expect(names(subject.observers) == ["W"])
+        #expect(subject.observerCount == 1 && other.observerCount == 0)
+        #expect(subject.broadcast(as: (any Named).self) { _ in } == 1)
+        #expect(other.removeAllObservers().isEmpty)
+        if let node {
+            #expect(
+                GraphNode.consistencyViolations(among: [node, subject.graphNode, other.graphNode]).isEmpty)
+        }
+        #expect(GraphSnapshot(observables: [subject]).danglingEntries.count == 1)
+        node = nil
+        #expect(names(subject.observers) == ["W"])
+        #expect(GraphSnapshot(observables: [subject]).danglingEntries.isEmpty)
+        #expect(GraphNode.consistencyViolations(among: [subject.graphNode, other.graphNode]).isEmpty)
+        withExtendedLifetime(watcher) {}
+    }
+
+    /// Stress, meant for the sanitizers too: every observable and tracking observer of a dense
+    /// graph is deallocated at once: the observables, the trackers and the hubs (both) each on a thread of their own,
+    /// so that both ends of many edges tear them down together.
+    @Test("Observables, hubs and trackers deallocated on three threads at once leave no edge behind")
+    func teardownOnThreeThreads() {
+        let deinits = Counters()
+        let survivor = Tracker("survivor")
+        let anchor = Subject("anchor")
+        anchor.addObserver(survivor)
+        let watcher = Watcher("W")
+        for round in 0..<150 {
+            var subjects = (0..<6).map { Subject("S\(round).\($0)", deinits: deinits) }
+            var trackers = (0..<6).map { Tracker("T\(round).\($0)", deinits: deinits) }
+            var hubs = (0..<2).map { Hub("H\(round).\($0)", deinits: deinits) }
+            for subject in subjects {
+                for tracker in trackers { subject.addObserver(tracker) }
+                for hub in hubs { subject.addObserver(hub) }
+                subject.addObserver(survivor)
+                subject.addObserver(watcher)
+            }
+            for hub in hubs {
+                anchor.addObserver(hub)
+                for tracker in trackers { hub.addObserver(tracker) }
+            }
+            let goneSubjects = Handoff(subjects)
+            let goneTrackers = Handoff(trackers)
+            let goneHubs = Handoff(hubs)
+            subjects = []
+            trackers = []
+            hubs = []
+            race(threads: 3) { thread in
+                switch thread {
+                case 0: _ = goneSubjects.takeAll()
+                case 1: _ = goneTrackers.takeAll()
+                default: _ = goneHubs.takeAll()
+                }
+            }
+        }
+        #expect(
+            (0..<150).allSatisfy { round in
+                (0..<6).allSatisfy { deinits["S\(round).\($0)"] == 1 && deinits["T\(round).\($0)"] == 1 }
+                    && (0..<2).allSatisfy { deinits["H\(round).\($0)"] == 1 }
+            })
+        #expect(names(survivor.subscriptions) == ["anchor"])
+        #expect(survivor.subscriptionCount == 1)
+        #expect(names(anchor.observers) == ["survivor"])
+        #expect(GraphSnapshot(trackingObservers: [survivor]).danglingEntries.isEmpty)
+        #expect(GraphNode.consistencyViolations(among: [survivor.graphNode, anchor.graphNode]).isEmpty)
+        withExtendedLifetime(watcher) {}
+    }
+}
