@@ -1,18 +1,9 @@
 import ObserverGraph
 import Testing
 
-/// An observable whose node the test may hold too, so that the node outlives it.
-private final class NodeSharingSubject: GraphObservable, Named, @unchecked Sendable {
-    let graphNode: GraphNode
-    let name: String
-    init(_ name: String, node: GraphNode) {
-        self.name = name
-        graphNode = node
-    }
-}
-
-/// A tracking observer whose node the test may hold too.
-private final class NodeSharingTracker: GraphTrackingObserver, Named, @unchecked Sendable {
+/// An observable and tracking observer whose node the test may hold too, so that the node
+/// outlives it (each test uses it in one of the two roles).
+private final class ExternalNodeHub: GraphObservable, GraphTrackingObserver, Named, @unchecked Sendable {
     let graphNode: GraphNode
     let name: String
     init(_ name: String, node: GraphNode) {
@@ -43,10 +34,10 @@ struct NodeLifetimeTests {
         let keep = Subject("Keep")
         keep.addObserver(tracker)
         var node: GraphNode? = GraphNode()
-        weak var weakGone: NodeSharingSubject?
+        weak var weakGone: ExternalNodeHub?
         do {
             guard let node else { return }
-            let gone = NodeSharingSubject("Gone", node: node)
+            let gone = ExternalNodeHub("Gone", node: node)
             weakGone = gone
             gone.addObserver(tracker)
             #expect(names(tracker.subscriptions) == ["Keep", "Gone"])
@@ -82,7 +73,7 @@ struct NodeLifetimeTests {
         var node: GraphNode? = GraphNode()
         do {
             guard let node else { return }
-            let tracker = NodeSharingTracker("T", node: node)
+            let tracker = ExternalNodeHub("T", node: node)
             subject.addObserver(tracker)
             other.addObserver(tracker)
             #expect(subject.observerCount == 2 && other.observerCount == 1)
