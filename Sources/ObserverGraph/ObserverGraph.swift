@@ -1261,7 +1261,8 @@ final class _NodeIsolation {
     /// random memory access per subscribe and unsubscribe once the node has many observers.
     /// It goes when no observer is filed any more; an observer deallocated without leaving
     /// stays filed (and so keeps this, as its own record would) until a sweep, broadcast or
-    /// post drops it, since liveness cannot be checked under the lock.
+    /// post drops it, since liveness cannot be checked under the lock (a tracking observer's
+    /// entry: until its node goes, see `_Registry.dropDead`).
     @exclusivity(unchecked) var sole: (any Actor)? {
         didSet { soleIdentity = sole.map { ObjectIdentifier($0) } }
     }
@@ -1739,9 +1740,10 @@ public final class GraphNode: @unchecked Sendable {
                 state.observers.dropDead(dead, layout: layout)
                 dropped = state.forgetIsolationOfUnregistered(dead)
             }
-            // The next sweep is due when the registry reaches four times its LIVE size, so dead
-            // entries stay within three times the live ones, whatever the history (and the
-            // sweeps cost O(1) amortized per subscribe).
+            // The next sweep is due when the registry reaches four times its filed size, so the
+            // dead entries a sweep drops stay within three times the others, whatever the history
+            // (and the sweeps cost O(1) amortized per subscribe). The others are the live entries
+            // and dead tracking observers' entries, which stay until their nodes go (`dropDead`).
             state.observers.sweepMark = max(64, 4 * (state.observers.slots.count - state.observers.vacant))
             return dropped
         }

@@ -71,13 +71,16 @@ struct NodeLifetimeTests {
         let watcher = Watcher("W")
         subject.addObserver(watcher)
         var node: GraphNode? = GraphNode()
+        weak var weakTracker: ExternalNodeHub?
         do {
             guard let node else { return }
             let tracker = ExternalNodeHub("T", node: node)
+            weakTracker = tracker
             subject.addObserver(tracker)
             other.addObserver(tracker)
             #expect(subject.observerCount == 2 && other.observerCount == 1)
         }
+        #expect(weakTracker == nil)
         #expect(names(subject.observers) == ["W"])
         #expect(subject.observerCount == 1 && other.observerCount == 0)
         #expect(subject.broadcast(as: (any Named).self) { _ in } == 1)
@@ -90,6 +93,7 @@ struct NodeLifetimeTests {
         node = nil
         #expect(names(subject.observers) == ["W"])
         #expect(GraphSnapshot(observables: [subject]).danglingEntries.isEmpty)
+        #expect(GraphSnapshot(observables: [other]).danglingEntries.isEmpty)
         #expect(GraphNode.consistencyViolations(among: [subject.graphNode, other.graphNode]).isEmpty)
         withExtendedLifetime(watcher) {}
     }
@@ -141,6 +145,7 @@ struct NodeLifetimeTests {
         #expect(survivor.subscriptionCount == 1)
         #expect(names(anchor.observers) == ["survivor"])
         #expect(GraphSnapshot(trackingObservers: [survivor]).danglingEntries.isEmpty)
+        #expect(GraphSnapshot(observables: [anchor]).danglingEntries.isEmpty)
         #expect(GraphNode.consistencyViolations(among: [survivor.graphNode, anchor.graphNode]).isEmpty)
         withExtendedLifetime(watcher) {}
     }
