@@ -33,10 +33,11 @@
 //   the removal returns. A removal made on another thread takes effect for every broadcast that
 //   starts after it returns; a broadcast already running elsewhere may still make its call.
 // - Ownership: observables hold class observers weakly and never keep them alive; a deallocated
-//   observer is never called and is pruned. A tracking observer and its observables hold each
-//   other weakly, so no pairing forms a retain cycle; when either side is deallocated, its edges
-//   are removed from the other side at once. Struct observers are values: the observable keeps a
-//   copy until they are unsubscribed.
+//   observer is never called and is pruned. An observable holds a tracking observer weakly, and
+//   the tracker's list names the observable's node without keeping anything alive, so no pairing
+//   forms a retain cycle; when either side's node is deallocated, its edges are removed from both
+//   sides at once. Struct observers are values: the observable keeps a copy until they are
+//   unsubscribed.
 // - Complexity: subscribe, unsubscribe and the "is subscribed" queries are expected O(1) (a hash
 //   index, no scans); a broadcast is O(observers) and allocates nothing per observer.
 
@@ -726,28 +727,27 @@ extension GraphTrackingObserver {
 
     /// Every observable this observer is subscribed to, in subscription order.
     ///
-    /// Thread safety: safe from any thread; a consistent snapshot taken under the node's lock.
+    /// Thread safety: safe from any thread; a consistent snapshot taken under the node's lock
+    /// (and the kit's teardown lock, which node deallocations share: see `GraphNode`).
     /// Callbacks: none.
     /// - Complexity: O(n), n = number of subscriptions.
     public var subscriptions: [any GraphObservable] {
-        let slots = graphNode._state.withLock { $0.subscriptions.slots }
+        let objects = graphNode._subscriptionObjects()
         var result: [any GraphObservable] = []
-        result.reserveCapacity(slots.count)
-        for slot in slots {
-            if let object = slot.object, let observable = _graphObservable(object) {
-                result.append(observable)
-            }
+        result.reserveCapacity(objects.count)
+        for case let object? in objects {
+            if let observable = _graphObservable(object) { result.append(observable) }
         }
         return result
     }
 
     /// How many observables this observer is subscribed to.
     ///
-    /// Thread safety: safe from any thread. Callbacks: none.
+    /// Thread safety: safe from any thread (it takes the kit's teardown lock, as `subscriptions`
+    /// does). Callbacks: none.
     /// - Complexity: O(n), n = number of subscriptions (deallocated observables are skipped).
     public var subscriptionCount: Int {
-        let slots = graphNode._state.withLock { $0.subscriptions.slots }
-        return slots.reduce(0) { $0 + ($1.object == nil ? 0 : 1) }
+        graphNode._subscriptionObjects().reduce(0) { $0 + ($1 == nil ? 0 : 1) }
     }
 
     /// Removes this observer from every observable it is subscribed to.
@@ -755,16 +755,16 @@ extension GraphTrackingObserver {
     /// Each edge is removed atomically on both sides. Observables subscribed concurrently while
     /// this runs may remain.
     ///
-    /// Thread safety: safe from any thread.
+    /// Thread safety: safe from any thread (the list is read as `subscriptions` reads it).
     /// Callbacks: for each removed edge, in subscription order, `didUnsubscribe(from:)` then the
     /// observable's `observer(_:didSubscribe: false)`.
     /// - Returns: the observables it was removed from, in subscription order.
     /// - Complexity: O(n), n = number of subscriptions.
     @discardableResult
     public func unsubscribeFromAll() -> [any GraphObservable] {
-        let live: [AnyObject] = graphNode._state.withLock { $0.subscriptions.liveObjects() }
+        let live = graphNode._subscriptionObjects()
         var removed: [any GraphObservable] = []
-        for object in live {
+        for case let object? in live {
             guard let observable = _graphObservable(object) else { continue }
             if observable.removeObserver(self) != nil { removed.append(observable) }
         }
@@ -851,6 +851,32 @@ extension GraphObservable {
         _ observer: Observer, isolation: (any Actor)?, queueing: Bool, node: GraphNode? = nil
     ) -> _InsertResult {
         let node = node ?? graphNode
+        let result = _insertObserverOnce(observer, isolation: isolation, queueing: queueing, node: node)
+        // Refused by the entry of a tracking observer that is gone while its node is not yet (an
+        // observer filed under its identity, added as it is deallocated): that edge goes first,
+        // on both sides. Rare.
+        guard case .present(nil) = result.outcome else { return result }
+        return _insertObserverAfterDeadEdge(observer, isolation: isolation, queueing: queueing, node: node)
+    }
+
+    /// `_insertObserver` refused by a dead tracking observer's edge: removes it, then tries once
+    /// more. Out of line (and not inlinable), so that the usual path stays small.
+    @usableFromInline @inline(never)
+    func _insertObserverAfterDeadEdge<Observer: GraphObserver>(
+        _ observer: Observer, isolation: (any Actor)?, queueing: Bool, node: GraphNode
+    ) -> _InsertResult {
+        // Tried again also when the edge was gone already (the tracker's node went meanwhile);
+        // a live entry refuses it as before.
+        _ = node._removeDeadEdge(observer._graphEdgeKey)
+        return _insertObserverOnce(observer, isolation: isolation, queueing: queueing, node: node)
+    }
+
+    /// `_insertObserver`, refused (`.present(nil)`) where a dead tracking observer's edge holds
+    /// the key.
+    @inlinable
+    func _insertObserverOnce<Observer: GraphObserver>(
+        _ observer: Observer, isolation: (any Actor)?, queueing: Bool, node: GraphNode
+    ) -> _InsertResult {
         guard Observer.self is AnyObject.Type else {
             return _insertValueObserver(observer, isolation: isolation, queueing: queueing, node: node)
         }
@@ -872,9 +898,16 @@ extension GraphObservable {
                         ? false
                         : _NodeIsolation.record(
                             isolation, for: trackerKey, in: &isolations, observers: observers)
-                    // Present here only if inconsistent, which the edge lock rules out; an entry
-                    // left by a deallocated object is replaced.
-                    _ = subscriptions.insert(key: selfKey, object: self, flags: 0, box: nil)
+                    // The tracker's list files this node by address alone (no reference to the
+                    // observable: see `GraphNode._owner`, recorded here once).
+                    if !node._ownerRecorded {
+                        node._owner = self
+                        node._ownerRecorded = true
+                        node._hadEdges = true
+                    }
+                    if !trackerNode._hadEdges { trackerNode._hadEdges = true }
+                    // Present here only if inconsistent, which the edge lock rules out.
+                    _ = subscriptions.insert(key: selfKey, object: nil, flags: _SlotFlags.tracking, box: nil)
                     guard queueing else { return (outcome, false, dropped) }
                     return (outcome, callbacks.admit(observer, subscribed: true, removed: nil), dropped)
                 }
@@ -1582,11 +1615,52 @@ extension GraphObservable {
 
 // MARK: - The node
 
+/// The lock held by a node's teardown (see `GraphNode`'s deinit) and by the readers of a
+/// tracking observer's list: one at a time, so that a node an edge entry names by address is
+/// not freed while one of them uses it (its own teardown, which removes that entry first, waits).
+/// Taken before any node's lock, never while one is held. Reentrant on the thread holding it:
+/// a reference a teardown drops may be a node's last, and that node's deinit then runs its own
+/// teardown inside. What the teardowns release (observers, actors, nodes' states) is handed to
+/// the outermost holder and released after unlocking, so no user code runs under it.
+final class _GraphTeardownLock: @unchecked Sendable {
+    /// How many times it was taken (a state of its own, which the lock guards).
+    private let lock = GraphLock<UInt>(0)
+    /// The thread holding `lock` (0: none) and what to release once it is unlocked.
+    private let record = GraphLock<(holder: UInt, pending: [Any])>((0, []))
+
+    func run<R>(_ body: () -> R) -> R {
+        let thread = _currentThreadID()
+        if record.withLock({ $0.holder == thread }) { return body() }
+        let (result, pending) = lock.withLock { taken -> (R, [Any]) in
+            taken &+= 1
+            record.withLock { $0.holder = thread }
+            let result = body()
+            let pending = record.withLock { record -> [Any] in
+                defer { record = (0, []) }
+                return record.pending
+            }
+            return (result, pending)
+        }
+        withExtendedLifetime(pending) {}  // released here, with no lock held
+        return result
+    }
+
+    /// Hands `value` to the outermost `run` of this thread, which releases it after unlocking.
+    /// Only inside `run`.
+    func releaseLater(_ value: Any) {
+        record.withLock { $0.pending.append(value) }
+    }
+}
+
+let _graphTeardown = _GraphTeardownLock()
+
 /// The kit's storage for one object's edges: its observers (if it is observable) and its
 /// subscriptions (if it is a tracking observer). Store exactly one per object, as a `let`.
 ///
 /// When the node is deallocated (with its owner), every edge it had is removed from the other
-/// side at once, without callbacks.
+/// side at once, without callbacks. A node that ever had a tracking edge does that under the
+/// kit's teardown lock, one node at a time across the process (edge entries name the node at
+/// the other end by address; the lock keeps it from being freed while it is used).
 ///
 /// Thread safety: `Sendable`; all of its state is behind its own lock.
 /// Callbacks: none.
@@ -1594,6 +1668,10 @@ extension GraphObservable {
 public final class GraphNode: @unchecked Sendable {
     #if canImport(Darwin) || os(Windows) || !canImport(Synchronization) || OBSERVERGRAPH_NO_ATOMICS
         @usableFromInline let _state: GraphLock<_NodeState>
+        /// Whether `_owner` was recorded; read and written only under this node's lock.
+        @usableFromInline @exclusivity(unchecked) var _ownerRecorded = false
+        /// Whether an edge entry was ever filed on this node (either side); under its lock.
+        @usableFromInline @exclusivity(unchecked) var _hadEdges = false
 
         /// Creates an empty node.
         ///
@@ -1608,6 +1686,11 @@ public final class GraphNode: @unchecked Sendable {
         // the node and finds its state there, where a `GraphLock` would be one more object to
         // fetch after it (and one more allocation per node). Same lock as `GraphLock`'s.
         @usableFromInline let _word = Atomic<UInt32>(0)
+        /// Whether `_owner` was recorded; read and written only under this node's lock. (Here it
+        /// fills the space between the word and the state.)
+        @usableFromInline @exclusivity(unchecked) var _ownerRecorded = false
+        /// Whether an edge entry was ever filed on this node (either side); under its lock.
+        @usableFromInline @exclusivity(unchecked) var _hadEdges = false
         /// Read and written only while holding the lock (`_word`): no exclusivity check needed.
         @usableFromInline @exclusivity(unchecked) var _stateStorage = _NodeState()
 
@@ -1621,31 +1704,173 @@ public final class GraphNode: @unchecked Sendable {
         public init() {}
     #endif
 
+    /// The object this node belongs to as an observable (a node belongs to one object: see
+    /// `GraphObservable.graphNode`), recorded when a tracking observer first subscribes to it: a tracker's list files this node by address, without a reference
+    /// count or a weak reference per edge, and reaches the observable through this. Written
+    /// once, under this node's lock and the first tracker's; read under the lock of a tracker
+    /// whose list files this node (that filing happened after the write, under that lock).
+    @usableFromInline @exclusivity(unchecked) weak var _owner: AnyObject?
+
     deinit {
-        // Nobody else can reach this node any more; the lock only orders our reads after the
-        // writes other threads made under it.
-        let selfKey = ObserverID(self)
-        let (observers, subscriptions) = _state.withLock { ($0.observers.slots, $0.subscriptions.slots) }
-        for slot in observers where slot.bits & _SlotFlags.tracking != 0 {
-            guard let object = slot.object,
-                let trackerNode = _graphObserver(object, bits: slot.bits)?._graphTrackingNodeOrCast
-            else { continue }
-            let removed = trackerNode._state.withLock { $0.subscriptions.remove(key: selfKey) }
-            withExtendedLifetime(removed) {}
+        // Edge entries (a tracking observer's, on either side) name the node at the other end by
+        // address, without a reference count, so every one of them must be removed, on both
+        // sides, before this node's memory goes. Nobody else can reach this node any more, and
+        // nobody can add an edge to it (that takes a reference to it); the lock only orders our
+        // reads after the writes other threads made under it.
+        //
+        // A node that ever had an edge entry takes the teardown lock even with none left: a
+        // teardown that just removed its last one may still be using it.
+        guard _state.withLock({ _ in _hadEdges }) else { return }
+        _graphTeardown.run {
+            _graphTeardown.releaseLater(_tearDownEdges())
+            // The state goes after unlocking too: it may hold struct observers and actors.
+            _graphTeardown.releaseLater(
+                _state.withLock { state in
+                    defer { state = _NodeState() }
+                    return state
+                })
         }
-        for slot in subscriptions {
-            guard let object = slot.object, let observableNode = _graphObservable(object)?.graphNode
-            else { continue }
-            let removed = observableNode._state.withLock {
-                // Only this node's own entry: an observer filed under its identity while its
-                // tracker was dying (a stand-in, see `removeObserver`) is another edge.
-                let removed = $0.observers.remove(key: selfKey, onlyTracking: true)
-                let dropped = $0.isolation?.forget(selfKey, observers: $0.observers) ?? false
-                if removed != nil { $0.broadcasts.noteRemoval() }
-                return (removed, dropped)
+    }
+
+    /// Removes, on both sides, every edge entry of this node (which is being deinitialized).
+    /// Under the teardown lock (`_GraphTeardownLock`): the node at the other end of each entry is not freed
+    /// before its own teardown, which needs that lock and removes the same entries first, so
+    /// its address is safe to use here (see `_withPeer`).
+    /// - Returns: what the removals took out (observer references, actors the other nodes'
+    ///   records let go of, the other nodes retained), to be released after unlocking.
+    private func _tearDownEdges() -> [Any] {
+        let selfKey = ObserverID(self)
+        let (trackers, observables) = _state.withLock { state in
+            (
+                state.observers.slots.filter { $0.bits & _SlotFlags.tracking != 0 }.map(\.key),
+                state.subscriptions.slots.filter { $0.bits != 0 }.map(\.key)
+            )
+        }
+        var carried: [Any] = []
+        // This node as an observable: each tracking observer's list drops it. (An entry may be
+        // gone, with its node, if a deinit ran inside this teardown: see `_withPeer`.)
+        for trackerKey in trackers
+        where _state.withLock({ $0.observers.hasTrackingEntry(trackerKey) }) {
+            GraphNode._withPeer(at: trackerKey) { tracker in
+                GraphNode._withEdge(observable: self, tracker: tracker) {
+                    observers, subscriptions, _, _, broadcasts in
+                    if let removed = observers.remove(key: trackerKey, onlyTracking: true) {
+                        carried.append(removed)
+                        broadcasts.noteRemoval()
+                    }
+                    subscriptions.drop(key: selfKey)
+                }
             }
-            if removed.1 { observableNode._releaseDroppedActors() }
-            withExtendedLifetime(removed) {}
+        }
+        // This node as a tracking observer: each observable it is subscribed to drops it.
+        for observableKey in observables
+        where _state.withLock({ $0.subscriptions.locate(observableKey) != nil }) {
+            GraphNode._withPeer(at: observableKey) { observable in
+                GraphNode._withEdge(observable: observable, tracker: self) {
+                    observers, subscriptions, _, isolation, broadcasts in
+                    // Only this node's own entry: an observer filed under its identity while its
+                    // tracker was dying (a stand-in, see `removeObserver`) is another edge.
+                    if let removed = observers.remove(key: selfKey, onlyTracking: true) {
+                        carried.append(removed)
+                        broadcasts.noteRemoval()
+                    }
+                    if let isolation, isolation.forget(selfKey, observers: observers) {
+                        carried.append(isolation.dropped)
+                        isolation.dropped = []
+                    }
+                    subscriptions.drop(key: observableKey)
+                }
+            }
+        }
+        return carried
+    }
+
+    /// Removes, on both sides, the edge of the tracking observer filed under `trackerKey` if that
+    /// observer is gone while its node is not (yet): for an observer filed under the same key.
+    /// - Returns: whether it did.
+    /// - Complexity: O(1) expected.
+    @usableFromInline @inline(never)
+    func _removeDeadEdge(_ trackerKey: ObserverID) -> Bool {
+        let selfKey = ObserverID(self)
+        var carried: [Any] = []
+        let removed = _graphTeardown.run { () -> Bool in
+            // Under the teardown lock, the tracker's node is not freed while this node's entry
+            // names it. A live object found there is carried out: releasing it may run a deinit.
+            let dead = _state.withLock { state -> Bool in
+                guard let position = state.observers.position(of: trackerKey._raw),
+                    state.observers.slots[position].bits & _SlotFlags.tracking != 0
+                else { return false }
+                let object = state.observers.slots[position].loadObject()
+                if let object { carried.append(object) }
+                return object == nil
+            }
+            guard dead else { return false }
+            GraphNode._withPeer(at: trackerKey) { tracker in
+                GraphNode._withEdge(observable: self, tracker: tracker) {
+                    observers, subscriptions, _, isolation, broadcasts in
+                    if let removed = observers.remove(key: trackerKey, onlyTracking: true) {
+                        carried.append(removed)
+                    }
+                    broadcasts.noteRemoval()
+                    if let isolation, isolation.forget(trackerKey, observers: observers) {
+                        carried.append(isolation.dropped)
+                        isolation.dropped = []
+                    }
+                    subscriptions.drop(key: selfKey)
+                }
+            }
+            return true
+        }
+        withExtendedLifetime(carried) {}  // released with no lock held
+        return removed
+    }
+
+    /// The node whose address `key` is (an edge entry's key). Only while that node is known not
+    /// to be freed (see `_withPeer`).
+    static func _node(at key: ObserverID) -> Unmanaged<GraphNode>? {
+        guard let address = UnsafeRawPointer(bitPattern: UInt(truncatingIfNeeded: key._raw)) else {
+            return nil
+        }
+        return Unmanaged<GraphNode>.fromOpaque(address)
+    }
+
+    /// Runs `body` with the node an edge entry names by `key`, under the teardown lock (see
+    /// `_GraphTeardownLock`): that node is not freed meanwhile, since its teardown would wait for
+    /// the lock. It is retained for `body`, so that no reference `body` drops is its last; the
+    /// retain is dropped after `body`, with no node lock held: if it is the last, the node's
+    /// deinit runs there, inside the teardown lock (a node being deallocated elsewhere is not
+    /// ended twice: its count only goes back to where it was).
+    static func _withPeer<R>(at key: ObserverID, _ body: (GraphNode) -> R) -> R? {
+        guard let peer = _node(at: key) else { return nil }
+        _ = peer.retain()
+        defer { peer.release() }
+        return peer._withUnsafeGuaranteedRef(body)
+    }
+
+    /// The observables named by `subscriptions` (a tracking observer's list, its node locked by
+    /// the caller, under the teardown lock), in order, `nil` for a vacant entry or a
+    /// deallocated observable; each named node is retained into `peers`, which the caller
+    /// releases after unlocking, still under the teardown lock (see `_withPeer`).
+    static func _owners(of subscriptions: _Registry, retaining peers: inout [Unmanaged<GraphNode>])
+        -> [AnyObject?]
+    {
+        subscriptions.slots.map { slot -> AnyObject? in
+            guard slot.bits != 0, let peer = _node(at: slot.key) else { return nil }
+            peers.append(peer.retain())
+            return peer._withUnsafeGuaranteedRef { $0._owner }
+        }
+    }
+
+    /// The observables this node's subscription entries name, in subscription order (`nil` for a
+    /// vacant entry or a deallocated observable): strong references, which the caller releases.
+    /// - Complexity: O(n), n = number of subscription slots.
+    @usableFromInline
+    func _subscriptionObjects() -> [AnyObject?] {
+        _graphTeardown.run {
+            var peers: [Unmanaged<GraphNode>] = []
+            let objects = _state.withLock { GraphNode._owners(of: $0.subscriptions, retaining: &peers) }
+            for peer in peers { peer.release() }
+            return objects
         }
     }
 
@@ -1702,10 +1927,12 @@ public final class GraphNode: @unchecked Sendable {
             let place = subscriptions.locate(observableKey)
             let (found, removed) = observers.remove(key: trackerKey, heldAt: held)
             let dropped = isolation?.forget(trackerKey, observers: observers) ?? false
+            // The tracker's side holds no reference: nothing to carry out. It goes also when the
+            // entry removed above was dead (a tracker removing itself in its deinit): an edge
+            // entry never stays on one side (see `_SlotFlags.tracking`).
+            if let place { subscriptions.drop(at: place) }
             guard found else { return (false, nil, false, dropped) }
             broadcasts.noteRemoval()
-            // The tracker's side only drops its weak reference: nothing to carry out.
-            if let place { subscriptions.drop(at: place) }
             return (true, removed, admit(removed, &callbacks), dropped)
         }
     }
@@ -1874,7 +2101,11 @@ public final class GraphNode: @unchecked Sendable {
 enum _SlotFlags {
     /// The slot's object is a `_ValueObserverBox` holding a struct observer.
     @inlinable static var boxed: UInt64 { 2 }
-    /// The slot's object is a tracking observer (its key is the observer's node).
+    /// An edge entry: in an observable's observers, a tracking observer (its key is the
+    /// observer's node); in a tracking observer's subscriptions, every entry (its key is the
+    /// observable's node, and its object is `nil`: see `GraphNode._owner`). An edge entry goes
+    /// only with its edge, on both sides at once, never as dead: the node at the other end is
+    /// not freed while it is there (see `GraphNode`'s deinit).
     @inlinable static var tracking: UInt64 { 4 }
     @inlinable static var keyMask: UInt64 { ~UInt64(6) }
 }
@@ -1951,8 +2182,9 @@ struct _Removed {
 @usableFromInline
 enum _InsertOutcome {
     case inserted(sweepDue: Bool)
-    /// Already present; carries the live object so that it is released after unlocking.
-    case present(AnyObject)
+    /// Already present; carries the live object so that it is released after unlocking (`nil`
+    /// for an edge entry whose object is gone, which stays until its edge is removed).
+    case present(AnyObject?)
 }
 
 @usableFromInline
@@ -2212,8 +2444,10 @@ struct _Registry {
         return table.find(raw, in: slots)?.position
     }
 
+    /// `object` is `nil` only for the entry of a tracker's subscription (an edge entry, see
+    /// `_SlotFlags.tracking`).
     @usableFromInline
-    mutating func insert(key: ObserverID, object: AnyObject, flags: UInt64, box: _ValueObserverBox?)
+    mutating func insert(key: ObserverID, object: AnyObject?, flags: UInt64, box: _ValueObserverBox?)
         -> _InsertOutcome
     {
         // Over two billion entries: refused like a duplicate.
@@ -2223,6 +2457,8 @@ struct _Registry {
         if table.isEmpty {
             if let old = position(of: raw) {
                 if let existing = slots[old].loadObject() { return .present(existing) }
+                // An edge entry goes only with its edge, on both sides.
+                if slots[old].bits & _SlotFlags.tracking != 0 { return .present(nil) }
                 vacate(old)  // left by a deallocated object that had the same identity
             }
             if vacant != 0 && slots.count == 1 {
@@ -2241,6 +2477,7 @@ struct _Registry {
             let probe = table.probe(raw, in: slots)
             if let old = probe.position {
                 if let existing = slots[old].loadObject() { return .present(existing) }
+                if slots[old].bits & _SlotFlags.tracking != 0 { return .present(nil) }
                 vacate(old)
                 table.repoint(probe.bucket, to: end)
             } else {
@@ -2276,7 +2513,9 @@ struct _Registry {
             let bits = slots[0].bits
             if onlyTracking, bits & _SlotFlags.tracking == 0 { return nil }
             let object = slots[0].loadObject()
-            if sparingTracking, bits & _SlotFlags.tracking != 0, let object {
+            if sparingTracking, bits & _SlotFlags.tracking != 0 {
+                // A tracking observer's edge goes on both sides (a dead one's, with its node).
+                guard let object else { return nil }
                 return _Removed(object: object, box: nil, spared: true)
             }
             let box = bits & _SlotFlags.boxed != 0 ? rare?.boxes.removeValue(forKey: key) : nil
@@ -2296,7 +2535,8 @@ struct _Registry {
         let bits = slots[position].bits
         if onlyTracking, bits & _SlotFlags.tracking == 0 { return nil }
         let object = slots[position].loadObject()
-        if sparingTracking, bits & _SlotFlags.tracking != 0, let object {
+        if sparingTracking, bits & _SlotFlags.tracking != 0 {
+            guard let object else { return nil }
             return _Removed(object: object, box: nil, spared: true)
         }
         if let bucket { table.remove(at: bucket) }
@@ -2363,14 +2603,10 @@ struct _Registry {
         return slots[position].loadObject()
     }
 
-    /// The live objects in order (strong references: release them after unlocking).
-    func liveObjects() -> [AnyObject] {
-        var result: [AnyObject] = []
-        result.reserveCapacity(slots.count - vacant)
-        for position in slots.indices {
-            if let object = slots[position].loadObject() { result.append(object) }
-        }
-        return result
+    /// Whether a tracking observer's entry is filed under `key`.
+    func hasTrackingEntry(_ key: ObserverID) -> Bool {
+        guard let position = position(of: key._raw) else { return false }
+        return slots[position].bits & _SlotFlags.tracking != 0
     }
 
     /// Whether the entry with exactly these bits is still registered.
@@ -2790,14 +3026,15 @@ extension GraphNode {
             let name = ObserverID(node).description
             problems += state.observers.violations().map { "\(name) observers: \($0)" }
             problems += state.subscriptions.violations().map { "\(name) subscriptions: \($0)" }
+            // Edge entries, live or not, are always on both sides (see `_SlotFlags.tracking`).
             for slot in state.observers.slots where slot.bits & _SlotFlags.tracking != 0 {
-                guard slot.object != nil, let tracker = byKey[slot.key] else { continue }
+                guard let tracker = byKey[slot.key] else { continue }
                 if tracker.subscriptions.index[ObserverID(node)] == nil {
                     problems.append("\(name) lists observer \(slot.key), which does not list it")
                 }
             }
             for slot in state.subscriptions.slots where slot.bits != 0 {
-                guard slot.object != nil, let observable = byKey[slot.key] else { continue }
+                guard let observable = byKey[slot.key] else { continue }
                 guard let position = observable.observers.index[ObserverID(node)] else {
                     problems.append("\(name) lists subscription \(slot.key), which does not list it")
                     continue

@@ -1,7 +1,9 @@
 import Testing
 
 // White-box: a snapshot must show a broken edge, which the public API can never produce. The test
-// breaks one side of an edge on purpose, through the kit's internal storage.
+// breaks one side of an edge on purpose, through the kit's internal storage, and mends it before
+// the objects go: an edge entry names the node at its other end by address, and a node's deinit
+// relies on finding each edge on both sides.
 @testable import ObserverGraph
 
 private final class Store: GraphObservable {
@@ -21,11 +23,19 @@ struct GraphSnapshotDefectTests {
         let store = Store()
         let screen = Screen()
         store.addObserver(screen)
-        let removed = screen.graphNode._state.withLock {
-            $0.subscriptions.remove(key: ObserverID(store.graphNode))
+        let storeKey = ObserverID(store.graphNode)
+        let dropped = screen.graphNode._state.withLock { state -> Bool in
+            guard state.subscriptions.locate(storeKey) != nil else { return false }
+            state.subscriptions.drop(key: storeKey)
+            return true
         }
-        #expect(removed != nil)
-        withExtendedLifetime(removed) {}
+        #expect(dropped)
+        defer {
+            let removed = store.graphNode._state.withLock {
+                $0.observers.remove(key: ObserverID(screen.graphNode))
+            }
+            withExtendedLifetime(removed) {}
+        }
         let snapshot = GraphSnapshot(observables: [store])
         #expect(!snapshot.isConsistent)
         #expect(snapshot.oneSidedEdges.map { [$0.observable, $0.observer] } == [[0, 1]])
@@ -47,6 +57,7 @@ struct GraphSnapshotDefectTests {
         }
         #expect(removed != nil)
         withExtendedLifetime(removed) {}
+        defer { screen.graphNode._state.withLock { $0.subscriptions.drop(key: ObserverID(store.graphNode)) } }
         let snapshot = GraphSnapshot(trackingObservers: [screen])
         #expect(snapshot.nodes.map(\.name) == ["screen", "store"])
         #expect(snapshot.oneSidedEdges.map { [$0.observable, $0.observer] } == [[1, 0]])

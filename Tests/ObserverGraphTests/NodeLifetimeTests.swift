@@ -26,6 +26,25 @@ private final class Handoff<Object>: @unchecked Sendable {
     }
 }
 
+/// A tracking observer that leaves its observable in its own deinit (the pattern of observer
+/// kits that need it), and records what the graph looks like right then.
+private final class LeavingTracker: GraphTrackingObserver, @unchecked Sendable {
+    /// Declared before `graphNode`: when this is the only reference, the observable (and its
+    /// node) goes before this tracker's node.
+    let subject: Subject
+    let graphNode = GraphNode()
+    let seen: GraphLock<[String]>
+    init(_ subject: Subject, seen: GraphLock<[String]>) {
+        self.subject = subject
+        self.seen = seen
+    }
+    deinit {
+        let removed = subject.removeObserver(self) != nil
+        let violations = GraphNode.consistencyViolations(among: [subject.graphNode, graphNode])
+        seen.withLock { $0.append("removed \(removed), violations \(violations)") }
+    }
+}
+
 @Suite("Core: nodes that outlive their objects, and edges torn down on several threads at once")
 struct NodeLifetimeTests {
     @Test("A node kept after its observable: its trackers skip it, and drop it when the node goes")
@@ -148,5 +167,73 @@ struct NodeLifetimeTests {
         #expect(GraphSnapshot(observables: [anchor]).danglingEntries.isEmpty)
         #expect(GraphNode.consistencyViolations(among: [survivor.graphNode, anchor.graphNode]).isEmpty)
         withExtendedLifetime(watcher) {}
+    }
+
+    /// Stress, meant for the sanitizers too: while observables and trackers are deallocated on
+    /// two threads, a third drops extra references to their nodes (so that the last reference
+    /// to a node may go in the middle of another node's teardown) and a fourth reads the lists
+    /// that name nodes by address (`subscriptions`, `subscriptionCount`, snapshots).
+    @Test("Teardowns, readers and extra node references racing leave the survivors exact")
+    func teardownWithReadersAndNodeHolders() {
+        let survivor = Tracker("survivor")
+        let anchor = Subject("anchor")
+        anchor.addObserver(survivor)
+        for round in 0..<120 {
+            var subjects = (0..<4).map { Subject("S\(round).\($0)") }
+            var trackers = (0..<4).map { Tracker("T\(round).\($0)") }
+            for subject in subjects {
+                for tracker in trackers { subject.addObserver(tracker) }
+                subject.addObserver(survivor)
+            }
+            let goneSubjects = Handoff(subjects)
+            let goneTrackers = Handoff(trackers)
+            let goneNodes = Handoff(subjects.map(\.graphNode) + trackers.map(\.graphNode))
+            subjects = []
+            trackers = []
+            let reads = GraphLock(0)
+            race(threads: 4) { thread in
+                switch thread {
+                case 0: _ = goneSubjects.takeAll()
+                case 1: _ = goneTrackers.takeAll()
+                case 2: _ = goneNodes.takeAll()
+                default:
+                    for _ in 0..<3 {
+                        let listed = survivor.subscriptions.count
+                        let counted = survivor.subscriptionCount
+                        let snapshot = GraphSnapshot(trackingObservers: [survivor])
+                        if listed >= 1, counted >= 1, snapshot.isConsistent { reads.withLock { $0 += 1 } }
+                    }
+                }
+            }
+            #expect(reads.withLock { $0 } == 3)
+        }
+        #expect(names(survivor.subscriptions) == ["anchor"])
+        #expect(survivor.subscriptionCount == 1)
+        #expect(GraphSnapshot(trackingObservers: [survivor]).danglingEntries.isEmpty)
+        #expect(GraphSnapshot(observables: [anchor]).danglingEntries.isEmpty)
+        #expect(GraphNode.consistencyViolations(among: [survivor.graphNode, anchor.graphNode]).isEmpty)
+    }
+
+    /// A deinit that removes its own tracker finds its entry dead: the removal reports nothing
+    /// (no callback can be given a dying observer), and the edge goes on both sides at once,
+    /// so no list names a node that may go first (the observable here, whose only reference the
+    /// tracker holds).
+    @Test("A tracking observer removing itself in its deinit takes its edge off both sides")
+    func trackerRemovingItselfInDeinit() {
+        let seen = GraphLock<[String]>([])
+        let kept = Subject("kept")
+        do {
+            let tracker = LeavingTracker(kept, seen: seen)
+            kept.addObserver(tracker)
+        }
+        #expect(seen.withLock { $0 } == ["removed false, violations []"])
+        #expect(kept.observerCount == 0)
+        #expect(GraphSnapshot(observables: [kept]).danglingEntries.isEmpty)
+        for _ in 0..<200 {
+            let tracker = LeavingTracker(Subject("only"), seen: seen)
+            tracker.subject.addObserver(tracker)
+        }
+        #expect(seen.withLock { $0.count } == 201)
+        #expect(seen.withLock { $0 }.allSatisfy { $0 == "removed false, violations []" })
     }
 }

@@ -340,18 +340,16 @@ private struct _Discovery {
     }
 
     /// Reads each queued node on its own, and meets the objects it lists, until no node is
-    /// queued. The edge lists are copied under each node's lock; objects are loaded after unlocking.
+    /// queued. The observer list is copied under each node's lock and its objects loaded after
+    /// unlocking; the observables of the subscription list are loaded under the lock (its
+    /// entries name nodes, see `GraphNode._owners`) and released after unlocking.
     mutating func explore() {
         while let node = frontier.popLast() {
-            let (observers, subscriptions) = node._state.withLock {
-                ($0.observers.slots, $0.subscriptions.slots)
-            }
+            let observers = node._state.withLock { $0.observers.slots }
             for slot in observers where slot.bits & _SlotFlags.boxed == 0 {
                 if let object = slot.object { meet(object) }
             }
-            for slot in subscriptions {
-                if let object = slot.object { meet(object) }
-            }
+            for case let object? in node._subscriptionObjects() { meet(object) }
         }
     }
 
@@ -381,14 +379,20 @@ private struct _Cut {
         var observerObjects: [[AnyObject?]] = []
         var subscriptionObjects: [[AnyObject?]] = []
         // Under all the locks: load each weak reference and carry the object out. Nothing is
-        // released here; the arrays are released by the caller, after unlocking.
-        states = GraphNode._captureLocked(nodes) { states in
-            observerObjects.reserveCapacity(states.count)
-            subscriptionObjects.reserveCapacity(states.count)
-            for state in states {
-                observerObjects.append(state.observers.slots.map { $0.bits == 0 ? nil : $0.object })
-                subscriptionObjects.append(state.subscriptions.slots.map { $0.bits == 0 ? nil : $0.object })
+        // released here; the arrays are released by the caller, after unlocking. The nodes the
+        // subscription entries name are used under the teardown lock (`GraphNode._owners`).
+        states = _graphTeardown.run {
+            var peers: [Unmanaged<GraphNode>] = []
+            let states = GraphNode._captureLocked(nodes) { states in
+                observerObjects.reserveCapacity(states.count)
+                subscriptionObjects.reserveCapacity(states.count)
+                for state in states {
+                    observerObjects.append(state.observers.slots.map { $0.bits == 0 ? nil : $0.object })
+                    subscriptionObjects.append(GraphNode._owners(of: state.subscriptions, retaining: &peers))
+                }
             }
+            for peer in peers { peer.release() }
+            return states
         }
         self.observerObjects = observerObjects
         self.subscriptionObjects = subscriptionObjects
