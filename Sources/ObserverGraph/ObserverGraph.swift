@@ -890,6 +890,9 @@ extension GraphObservable {
             let result: _InsertResult = reference._withUnsafeGuaranteedRef { object in
                 GraphNode._withEdge(observable: node, tracker: trackerNode) {
                     observers, subscriptions, callbacks, isolations, _ in
+                    // Refused before either side is filed when the tracker's list is full (an
+                    // edge entry never stays on one side).
+                    guard subscriptions.hasRoom else { return (.present(object), false, false) }
                     let outcome = observers.insert(
                         key: trackerKey, object: object, flags: _SlotFlags.tracking, box: nil)
                     guard case .inserted = outcome else { return (outcome, false, false) }
@@ -2602,6 +2605,11 @@ struct _Registry {
         guard let position = position(of: key._raw) else { return nil }
         return slots[position].loadObject()
     }
+
+    /// Whether `insert` has room for one more entry (it refuses one beyond `capacityLimit`,
+    /// spelled out here so that an inlined check reads no global).
+    @inlinable
+    var hasRoom: Bool { slots.count < Int(Int32.max) - 1 }
 
     /// Whether a tracking observer's entry is filed under `key`.
     func hasTrackingEntry(_ key: ObserverID) -> Bool {
