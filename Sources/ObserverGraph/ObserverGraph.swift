@@ -1742,7 +1742,6 @@ public final class GraphNode: @unchecked Sendable {
     /// - Returns: what the removals took out (observer references, actors the other nodes'
     ///   records let go of, the other nodes retained), to be released after unlocking.
     private func _tearDownEdges() -> [Any] {
-        let selfKey = ObserverID(self)
         let (trackers, observables) = _state.withLock { state in
             (
                 state.observers.slots.filter { $0.bits & _SlotFlags.tracking != 0 }.map(\.key),
@@ -1754,35 +1753,15 @@ public final class GraphNode: @unchecked Sendable {
         // gone, with its node, if a deinit ran inside this teardown: see `_withPeer`.)
         for trackerKey in trackers
         where _state.withLock({ $0.observers.hasTrackingEntry(trackerKey) }) {
-            GraphNode._withPeer(at: trackerKey) { tracker in
-                GraphNode._withEdge(observable: self, tracker: tracker) {
-                    observers, subscriptions, _, _, broadcasts in
-                    if let removed = observers.remove(key: trackerKey, onlyTracking: true) {
-                        carried.append(removed)
-                        broadcasts.noteRemoval()
-                    }
-                    subscriptions.drop(key: selfKey)
-                }
+            GraphNode._withPeer(at: trackerKey) {
+                GraphNode._removeEdge(observable: self, tracker: $0, into: &carried)
             }
         }
         // This node as a tracking observer: each observable it is subscribed to drops it.
         for observableKey in observables
         where _state.withLock({ $0.subscriptions.locate(observableKey) != nil }) {
-            GraphNode._withPeer(at: observableKey) { observable in
-                GraphNode._withEdge(observable: observable, tracker: self) {
-                    observers, subscriptions, _, isolation, broadcasts in
-                    // Only this node's own entry: an observer filed under its identity while its
-                    // tracker was dying (a stand-in, see `removeObserver`) is another edge.
-                    if let removed = observers.remove(key: selfKey, onlyTracking: true) {
-                        carried.append(removed)
-                        broadcasts.noteRemoval()
-                    }
-                    if let isolation, isolation.forget(selfKey, observers: observers) {
-                        carried.append(isolation.dropped)
-                        isolation.dropped = []
-                    }
-                    subscriptions.drop(key: observableKey)
-                }
+            GraphNode._withPeer(at: observableKey) {
+                GraphNode._removeEdge(observable: $0, tracker: self, into: &carried)
             }
         }
         return carried
@@ -1794,7 +1773,6 @@ public final class GraphNode: @unchecked Sendable {
     /// - Complexity: O(1) expected.
     @usableFromInline @inline(never)
     func _removeDeadEdge(_ trackerKey: ObserverID) -> Bool {
-        let selfKey = ObserverID(self)
         var carried: [Any] = []
         let removed = _graphTeardown.run { () -> Bool in
             // Under the teardown lock, the tracker's node is not freed while this node's entry
@@ -1808,24 +1786,35 @@ public final class GraphNode: @unchecked Sendable {
                 return object == nil
             }
             guard dead else { return false }
-            GraphNode._withPeer(at: trackerKey) { tracker in
-                GraphNode._withEdge(observable: self, tracker: tracker) {
-                    observers, subscriptions, _, isolation, broadcasts in
-                    if let removed = observers.remove(key: trackerKey, onlyTracking: true) {
-                        carried.append(removed)
-                    }
-                    broadcasts.noteRemoval()
-                    if let isolation, isolation.forget(trackerKey, observers: observers) {
-                        carried.append(isolation.dropped)
-                        isolation.dropped = []
-                    }
-                    subscriptions.drop(key: selfKey)
-                }
+            GraphNode._withPeer(at: trackerKey) {
+                GraphNode._removeEdge(observable: self, tracker: $0, into: &carried)
             }
             return true
         }
         withExtendedLifetime(carried) {}  // released with no lock held
         return removed
+    }
+
+    /// Removes the edge observable → tracker on both sides, whatever the tracker's entry holds
+    /// (live, dead, or gone): for a teardown, under the teardown lock. Only the tracker's own
+    /// entry on the observable's side: an observer filed under its identity while it was dying
+    /// (a stand-in, see `removeObserver`) is another edge. What it takes out (the tracker, if
+    /// alive; actors the observable's records let go of) goes to `carried`.
+    static func _removeEdge(observable: GraphNode, tracker: GraphNode, into carried: inout [Any]) {
+        let trackerKey = ObserverID(tracker)
+        let observableKey = ObserverID(observable)
+        _withEdge(observable: observable, tracker: tracker) {
+            observers, subscriptions, _, isolation, broadcasts in
+            if let removed = observers.remove(key: trackerKey, onlyTracking: true) {
+                carried.append(removed)
+                broadcasts.noteRemoval()
+            }
+            if let isolation, isolation.forget(trackerKey, observers: observers) {
+                carried.append(isolation.dropped)
+                isolation.dropped = []
+            }
+            subscriptions.drop(key: observableKey)
+        }
     }
 
     /// The node whose address `key` is (an edge entry's key). Only while that node is known not
