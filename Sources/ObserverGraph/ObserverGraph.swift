@@ -910,7 +910,7 @@ extension GraphObservable {
                     }
                     if !trackerNode._hadEdges { trackerNode._hadEdges = true }
                     // Present here only if inconsistent, which the edge lock rules out.
-                    _ = subscriptions.insert(key: selfKey, object: nil, flags: _SlotFlags.tracking, box: nil)
+                    _ = subscriptions.insert(selfKey)
                     guard queueing else { return (outcome, false, dropped) }
                     return (outcome, callbacks.admit(observer, subscribed: true, removed: nil), dropped)
                 }
@@ -1745,7 +1745,7 @@ public final class GraphNode: @unchecked Sendable {
         let (trackers, observables) = _state.withLock { state in
             (
                 state.observers.slots.filter { $0.bits & _SlotFlags.tracking != 0 }.map(\.key),
-                state.subscriptions.slots.filter { $0.bits != 0 }.map(\.key)
+                state.subscriptions.keys
             )
         }
         var carried: [Any] = []
@@ -1759,7 +1759,7 @@ public final class GraphNode: @unchecked Sendable {
         }
         // This node as a tracking observer: each observable it is subscribed to drops it.
         for observableKey in observables
-        where _state.withLock({ $0.subscriptions.locate(observableKey) != nil }) {
+        where _state.withLock({ $0.subscriptions.contains(observableKey) }) {
             GraphNode._withPeer(at: observableKey) {
                 GraphNode._removeEdge(observable: $0, tracker: self, into: &carried)
             }
@@ -1843,11 +1843,11 @@ public final class GraphNode: @unchecked Sendable {
     /// the caller, under the teardown lock), in order, `nil` for a vacant entry or a
     /// deallocated observable; each named node is retained into `peers`, which the caller
     /// releases after unlocking, still under the teardown lock (see `_withPeer`).
-    static func _owners(of subscriptions: _Registry, retaining peers: inout [Unmanaged<GraphNode>])
+    static func _owners(of subscriptions: _SubscriptionList, retaining peers: inout [Unmanaged<GraphNode>])
         -> [AnyObject?]
     {
-        subscriptions.slots.map { slot -> AnyObject? in
-            guard slot.bits != 0, let peer = _node(at: slot.key) else { return nil }
+        subscriptions.entryKeys.map { key -> AnyObject? in
+            guard key != 0, let peer = _node(at: ObserverID(_raw: key)) else { return nil }
             peers.append(peer.retain())
             return peer._withUnsafeGuaranteedRef { $0._owner }
         }
@@ -1877,7 +1877,7 @@ public final class GraphNode: @unchecked Sendable {
     static func _withEdge<R>(
         observable: GraphNode, tracker: GraphNode,
         _ body: (
-            inout _Registry, inout _Registry, inout _CallbackQueue, inout _NodeIsolation?,
+            inout _Registry, inout _SubscriptionList, inout _CallbackQueue, inout _NodeIsolation?,
             inout _BroadcastList
         ) -> R
     ) -> R {
@@ -2181,9 +2181,12 @@ enum _InsertOutcome {
 
 @usableFromInline
 struct _NodeState {
-    // With the lock, these fit in 128 bytes (see `_Registry`).
+    // Ten words: with the object header and the lock, a node is 112 bytes on Linux (see
+    // `_Registry`).
+    /// First, next to the lock: a tracking observer's subscribe and unsubscribe touch no more of
+    /// its node than that (see `_SubscriptionList`).
+    @usableFromInline var subscriptions = _SubscriptionList()
     @usableFromInline var observers = _Registry()
-    @usableFromInline var subscriptions = _Registry()
     /// The broadcasts running on `observers`.
     @usableFromInline var broadcasts = _BroadcastList()
     /// Where observers added from an actor live, and posts waiting for those actors; `nil` until
@@ -2338,16 +2341,134 @@ struct _PendingCallback {
     let removed: _Removed?
 }
 
+/// A tracking observer's list of the observables it is subscribed to: their nodes' addresses,
+/// in subscription order, with no reference to them (see `GraphNode._owner`). A tracker with one
+/// subscription, the usual case, keeps it in its node (`sole`), so that its subscribe and
+/// unsubscribe touch no memory beyond its node; the second one moves the list into a registry
+/// of its own (`more`), where it stays. A node that never tracks more than one observable at a
+/// time (every observable's node, most trackers') holds 16 bytes for the list instead of a
+/// registry's 40.
+@usableFromInline
+struct _SubscriptionList {
+    /// The only entry's key while there is no `more`; 0 for none.
+    @usableFromInline var sole: UInt64 = 0
+    /// The entries once the list has held two at once (edge entries: no object, flagged
+    /// `_SlotFlags.tracking`); `nil` before.
+    @usableFromInline var more: _SubscriptionRegistry?
+
+    @usableFromInline init() {}
+
+    /// Whether `insert` has room for one more entry (see `_Registry.hasRoom`).
+    @inlinable var hasRoom: Bool { more?.registry.hasRoom ?? true }
+
+    /// Files `key` (a node's address) last.
+    /// - Returns: `false` if it was filed already.
+    /// - Complexity: expected O(1).
+    @inlinable
+    mutating func insert(_ key: ObserverID) -> Bool {
+        if sole == 0 && more == nil {
+            sole = key._raw
+            return true
+        }
+        return insertInRegistry(key)
+    }
+
+    /// `insert` once the list needs `more`: the sole entry moves there first, keeping the order.
+    @usableFromInline
+    mutating func insertInRegistry(_ key: ObserverID) -> Bool {
+        let storage: _SubscriptionRegistry
+        if let more {
+            storage = more
+        } else {
+            if sole == key._raw { return false }
+            storage = _SubscriptionRegistry(_Registry())
+            more = storage
+        }
+        if sole != 0 {
+            _ = storage.registry.insert(
+                key: ObserverID(_raw: sole), object: nil, flags: _SlotFlags.tracking, box: nil)
+            sole = 0
+        }
+        let outcome = storage.registry.insert(key: key, object: nil, flags: _SlotFlags.tracking, box: nil)
+        guard case .inserted = outcome else { return false }
+        return true
+    }
+
+    /// Where `key` is filed: position -1 for the sole entry, else its place in `more`.
+    func locate(_ key: ObserverID) -> (bucket: Int?, position: Int)? {
+        if sole != 0 { return sole == key._raw ? (nil, -1) : nil }
+        return more?.registry.locate(key)
+    }
+
+    /// Removes the entry that `locate` found, this list unchanged since.
+    mutating func drop(at place: (bucket: Int?, position: Int)) {
+        if place.position < 0 {
+            sole = 0
+        } else {
+            more?.registry.drop(at: place)
+        }
+    }
+
+    /// Removes `key` if it is filed.
+    mutating func drop(key: ObserverID) {
+        if let place = locate(key) { drop(at: place) }
+    }
+
+    /// Whether `key` is filed.
+    func contains(_ key: ObserverID) -> Bool { locate(key) != nil }
+
+    /// Each entry's key, in order, as raw bits; 0 for a vacant slot of `more`.
+    var entryKeys: [UInt64] {
+        if sole != 0 { return [sole] }
+        return more?.registry.slots.map { $0.bits & _SlotFlags.keyMask } ?? []
+    }
+
+    /// The keys filed, in order.
+    var keys: [ObserverID] { entryKeys.filter { $0 != 0 }.map { ObserverID(_raw: $0) } }
+
+    /// Gives this copy a registry of its own (see `_Registry.detachExtras`): for a copy that is
+    /// read after unlocking, while the node's own list goes on changing.
+    mutating func detachExtras() {
+        guard let more else { return }
+        var registry = more.registry
+        registry.detachExtras()
+        self.more = _SubscriptionRegistry(registry)
+    }
+
+    /// Every internal inconsistency of this list, as text (empty when consistent).
+    func violations() -> [String] {
+        guard let more else {
+            return sole & ~_SlotFlags.keyMask != 0 ? ["the sole entry has flags"] : []
+        }
+        var problems = more.registry.violations()
+        if sole != 0 { problems.append("a sole entry beside a registry") }
+        for slot in more.registry.slots where slot.bits != 0 && slot.bits & _SlotFlags.tracking == 0 {
+            problems.append("entry \(slot.key) is not an edge entry")
+        }
+        return problems
+    }
+}
+
+/// The registry of a `_SubscriptionList` that has held two entries at once. A class, so that
+/// the list takes one word in its node until then; mutated only under that node's lock.
+@usableFromInline
+final class _SubscriptionRegistry {
+    @usableFromInline @exclusivity(unchecked) var registry: _Registry
+
+    @usableFromInline init(_ registry: _Registry) { self.registry = registry }
+}
+
 /// An ordered set of weakly referenced objects with O(1) lookup by key: the registration-order
 /// slot array (vacated slots are compacted away once they are half of it, except a registry's
 /// sole slot, which stays vacant until the next insert refills it) and an index from key to slot
 /// position (`_SlotIndex`), built once the registry outgrows a short scan.
 @usableFromInline
 struct _Registry {
-    // Five words: a node's lock, both its registries and the rest of its state fit in the first
-    // 128 bytes of its storage (two cache lines), so that an edge change on a node that is not
-    // in the cache, such as a tracking observer's, costs one memory fetch for its state. What
-    // few registries need lives in `_RegistryExtras`, allocated on first use.
+    // Five words: a node's lock and state fit in the first 128 bytes of its storage (two cache
+    // lines), so that an edge change on a node that is not in the cache, such as a tracking
+    // observer's, costs at most two memory fetches for its state (one for a tracker's lone
+    // subscription, which is next to the lock: see `_SubscriptionList`). What few registries
+    // need lives in `_RegistryExtras`, allocated on first use.
     @usableFromInline var slots = ContiguousArray<_Slot>()
     /// Key to position; empty (no allocation) while `slots` is short enough to scan.
     var table = _SlotIndex()
@@ -3026,18 +3147,18 @@ extension GraphNode {
             // Edge entries, live or not, are always on both sides (see `_SlotFlags.tracking`).
             for slot in state.observers.slots where slot.bits & _SlotFlags.tracking != 0 {
                 guard let tracker = byKey[slot.key] else { continue }
-                if tracker.subscriptions.index[ObserverID(node)] == nil {
+                if !tracker.subscriptions.contains(ObserverID(node)) {
                     problems.append("\(name) lists observer \(slot.key), which does not list it")
                 }
             }
-            for slot in state.subscriptions.slots where slot.bits != 0 {
-                guard let observable = byKey[slot.key] else { continue }
+            for key in state.subscriptions.keys {
+                guard let observable = byKey[key] else { continue }
                 guard let position = observable.observers.index[ObserverID(node)] else {
-                    problems.append("\(name) lists subscription \(slot.key), which does not list it")
+                    problems.append("\(name) lists subscription \(key), which does not list it")
                     continue
                 }
                 if observable.observers.slots[Int(position)].bits & _SlotFlags.tracking == 0 {
-                    problems.append("\(slot.key) lists \(name) as a plain observer, not a tracking one")
+                    problems.append("\(key) lists \(name) as a plain observer, not a tracking one")
                 }
             }
         }

@@ -63,6 +63,49 @@ final class HandRegistry {
     }
 }
 
+/// The benchmark's `HandTrackingObs` (Fixtures.swift): an observer that lists its registries
+/// behind a lock of its own.
+final class HandTrackingObs: @unchecked Sendable {
+    let subscriptions = GraphLock<[WeakTrackingRegistry]>([])
+}
+
+struct WeakTrackingRegistry {
+    let key: ObjectIdentifier
+    weak var object: HandTrackingRegistry?
+}
+
+struct WeakTracker {
+    weak var object: HandTrackingObs?
+}
+
+/// The benchmark's `HandTrackingRegistry`: `HandRegistry` recording each edge on both sides.
+final class HandTrackingRegistry: @unchecked Sendable {
+    private let storage = GraphLock<[ObjectIdentifier: WeakTracker]>([:])
+
+    func add(_ observer: HandTrackingObs) -> Bool {
+        let key = ObjectIdentifier(observer)
+        let me = ObjectIdentifier(self)
+        return storage.withLock { entries in
+            if entries[key]?.object != nil { return false }
+            entries[key] = WeakTracker(object: observer)
+            observer.subscriptions.withLock { $0.append(WeakTrackingRegistry(key: me, object: self)) }
+            return true
+        }
+    }
+
+    func remove(_ observer: HandTrackingObs) -> Bool {
+        let key = ObjectIdentifier(observer)
+        let me = ObjectIdentifier(self)
+        return storage.withLock { entries in
+            guard entries.removeValue(forKey: key) != nil else { return false }
+            observer.subscriptions.withLock { list in
+                if let index = list.firstIndex(where: { $0.key == me }) { list.remove(at: index) }
+            }
+            return true
+        }
+    }
+}
+
 /// A seeded permutation of 0..<count (SplitMix64 and Fisher-Yates).
 func permutation(_ count: Int, seed: UInt64) -> [Int] {
     var state = seed
@@ -102,6 +145,8 @@ let workloads = [
     "hand-subscribe": "hand-written GraphLock<[ObjectIdentifier: Weak]>: add n observers",
     "hand-unsubscribe": "hand-written registry: remove n observers, oldest first",
     "hand-lookup": "hand-written registry: lookup n present observers",
+    "hand-subscribe-tracking": "hand-written tracking registry (both sides recorded): add n observers",
+    "hand-unsubscribe-tracking": "hand-written tracking registry: remove n observers, oldest first",
     "steady": "steady churn: n subscribed, then `rounds` x n random unsubscribe+subscribe pairs",
     "valueset": "set an ObservableValue<Int> observed by one closure, n times",
     "valueset-many": "set an ObservableValue<Int> observed by n closures, `rounds` times",
@@ -143,6 +188,9 @@ let order = permutation(n, seed: 0x5EED_0002)
 let hand = HandRegistry()
 let trackers = workload.hasSuffix("tracking") ? (0..<n).map { _ in TrackingObs() } : []
 let subject = Subject()
+let handTracking = HandTrackingRegistry()
+let handTrackers =
+    workload.hasPrefix("hand-") && workload.hasSuffix("tracking") ? (0..<n).map { _ in HandTrackingObs() } : []
 /// Trackers get their side tables up front too, as the churn benchmark's reused ones have.
 let trackerSideTables =
     getenv("PROFILE_LATE_SIDE_TABLES") != nil ? [] : trackers.map { tracker in { [weak tracker] in tracker } }
@@ -163,6 +211,12 @@ case "hand-unsubscribe", "hand-lookup":
     for observer in observers { _ = hand.add(observer) }
 case "unsubscribe-tracking":
     for tracker in trackers { subject.addObserver(tracker, isolation: nil) }
+case "hand-subscribe-tracking", "hand-unsubscribe-tracking":
+    // As in the churn benchmark: each list already has its storage, each observer its side table.
+    for tracker in handTrackers { _ = handTracking.add(tracker) }
+    if workload == "hand-subscribe-tracking" {
+        for tracker in handTrackers { _ = handTracking.remove(tracker) }
+    }
 case "subscribe-tracking", "rev-subscribe-tracking":
     // As in the churn benchmark, whose trackers are reused: each one's list of subscriptions
     // already has its storage.
@@ -222,6 +276,8 @@ struct Fixture {
     let fresh: [Obs]
     let order: [Int]
     let hand: HandRegistry
+    let handTracking: HandTrackingRegistry
+    let handTrackers: [HandTrackingObs]
 }
 
 /// The only part callgrind counts (with --toggle-collect='*measuredSection*').
@@ -347,6 +403,10 @@ func measuredSection(_ f: Fixture) -> Int {
         for observer in f.observers where f.hand.remove(observer) { result &+= 1 }
     case "hand-lookup":
         for observer in f.observers where f.hand.contains(observer) { result &+= 1 }
+    case "hand-subscribe-tracking":
+        for tracker in f.handTrackers where f.handTracking.add(tracker) { result &+= 1 }
+    case "hand-unsubscribe-tracking":
+        for tracker in f.handTrackers where f.handTracking.remove(tracker) { result &+= 1 }
     case "steady":
         // Each step removes one observer at random and adds it back at the end: the registry
         // keeps n live entries while holes come and go (compaction and index upkeep). The
@@ -442,10 +502,12 @@ let measuredStart = ContinuousClock.now
 let result = measuredSection(
     Fixture(
         workload: workload, rounds: rounds, value: value, subject: subject, observers: observers,
-        trackers: trackers, weaks: weaks, closures: closures, fresh: fresh, order: order, hand: hand))
+        trackers: trackers, weaks: weaks, closures: closures, fresh: fresh, order: order, hand: hand,
+        handTracking: handTracking, handTrackers: handTrackers))
 let measuredTime = ContinuousClock.now - measuredStart
 blackHole(result)
 withExtendedLifetime((observers, trackers, weaks, closures, others, fresh, trackerSideTables)) {}
+withExtendedLifetime((handTracking, handTrackers)) {}
 withExtendedLifetime(operatorToken) {}
 withExtendedLifetime(combineCancellable) {}
 print("\(workload) n=\(n): \(description); result \(result); measured section \(measuredTime) (wall clock)")

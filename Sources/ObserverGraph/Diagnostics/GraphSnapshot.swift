@@ -487,7 +487,7 @@ extension GraphSnapshot {
                 var isOneSided = false
                 if let trackerOwned = ownerOf[observer], nodes[observer].roles.contains(.tracking) {
                     isTracked = true
-                    let listed = cut.states[trackerOwned].subscriptions.index[selfKey] != nil
+                    let listed = cut.states[trackerOwned].subscriptions.contains(selfKey)
                     isOneSided = !listed || slot.bits & _SlotFlags.tracking == 0
                 }
                 edges.append(
@@ -498,8 +498,8 @@ extension GraphSnapshot {
             let owned = ownerOf[index]!
             let state = cut.states[owned]
             let selfKey = ObserverID(cut.nodes[owned])
-            for (slot, object) in zip(state.subscriptions.slots, cut.subscriptionObjects[owned])
-            where slot.bits != 0 {
+            for (key, object) in zip(state.subscriptions.entryKeys, cut.subscriptionObjects[owned])
+            where key != 0 {
                 guard let object else {
                     dangling.append(DanglingEntry(holder: index, inSubscriptions: true))
                     continue
