@@ -1866,7 +1866,7 @@ public final class GraphNode: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` with the observable's observer registry, the tracker's subscription registry,
+    /// Runs `body` with the observable's observer registry, the tracker's subscription list,
     /// the observable's callback queue, isolation record and running broadcasts, both nodes locked (in address order, so two threads
     /// never deadlock).
     ///
@@ -2095,7 +2095,8 @@ enum _SlotFlags {
     @inlinable static var boxed: UInt64 { 2 }
     /// An edge entry: in an observable's observers, a tracking observer (its key is the
     /// observer's node); in a tracking observer's subscriptions, every entry (its key is the
-    /// observable's node, and its object is `nil`: see `GraphNode._owner`). An edge entry goes
+    /// observable's node, and its object is `nil`: see `GraphNode._owner`; a lone subscription
+    /// is a key alone, see `_SubscriptionList`). An edge entry goes
     /// only with its edge, on both sides at once, never as dead: the node at the other end is
     /// not freed while it is there (see `GraphNode`'s deinit).
     @inlinable static var tracking: UInt64 { 4 }
@@ -2181,10 +2182,12 @@ enum _InsertOutcome {
 
 @usableFromInline
 struct _NodeState {
-    // Ten words: with the object header and the lock, a node is 112 bytes on Linux (see
-    // `_Registry`).
-    /// First, next to the lock: a tracking observer's subscribe and unsubscribe touch no more of
-    /// its node than that (see `_SubscriptionList`).
+    // Ten words: with the object header, the lock word and the owner record, a node is 112
+    // bytes on Linux (see `_Registry`). A copy read after unlocking must call `detachExtras()`
+    // on both lists first (see `GraphNode._captureLocked`): they hold reference-type storage
+    // that the node mutates in place.
+    /// First, so that on Linux (where the node stores its lock word before its state) a tracking
+    /// observer's subscribe and unsubscribe touch one line of its node (see `_SubscriptionList`).
     @usableFromInline var subscriptions = _SubscriptionList()
     @usableFromInline var observers = _Registry()
     /// The broadcasts running on `observers`.
@@ -2376,21 +2379,22 @@ struct _SubscriptionList {
     /// `insert` once the list needs `more`: the sole entry moves there first, keeping the order.
     @usableFromInline
     mutating func insertInRegistry(_ key: ObserverID) -> Bool {
-        let storage: _SubscriptionRegistry
-        if let more {
-            storage = more
-        } else {
+        // The registry is reached through `more` each time (optional chaining), not through a
+        // local copy of the reference: a copy is a retain and a release.
+        if more == nil {
             if sole == key._raw { return false }
-            storage = _SubscriptionRegistry(_Registry())
-            more = storage
+            more = _SubscriptionRegistry(_Registry())
+        } else {
+            assert(sole == 0, "ObserverGraph: a lone subscription beside a subscription registry")
         }
+        let flags = _SlotFlags.tracking
         if sole != 0 {
-            _ = storage.registry.insert(
-                key: ObserverID(_raw: sole), object: nil, flags: _SlotFlags.tracking, box: nil)
+            _ = more?.registry.insert(key: ObserverID(_raw: sole), object: nil, flags: flags, box: nil)
             sole = 0
         }
-        let outcome = storage.registry.insert(key: key, object: nil, flags: _SlotFlags.tracking, box: nil)
-        guard case .inserted = outcome else { return false }
+        guard case .inserted? = more?.registry.insert(key: key, object: nil, flags: flags, box: nil) else {
+            return false
+        }
         return true
     }
 
@@ -2450,7 +2454,8 @@ struct _SubscriptionList {
 }
 
 /// The registry of a `_SubscriptionList` that has held two entries at once. A class, so that
-/// the list takes one word in its node until then; mutated only under that node's lock.
+/// the list takes two words in its node (a registry inline takes five); mutated in place, only
+/// under that node's lock, so a copy of the list must get its own (`detachExtras`).
 @usableFromInline
 final class _SubscriptionRegistry {
     @usableFromInline @exclusivity(unchecked) var registry: _Registry
@@ -2464,11 +2469,11 @@ final class _SubscriptionRegistry {
 /// position (`_SlotIndex`), built once the registry outgrows a short scan.
 @usableFromInline
 struct _Registry {
-    // Five words: a node's lock and state fit in the first 128 bytes of its storage (two cache
-    // lines), so that an edge change on a node that is not in the cache, such as a tracking
-    // observer's, costs at most two memory fetches for its state (one for a tracker's lone
-    // subscription, which is next to the lock: see `_SubscriptionList`). What few registries
-    // need lives in `_RegistryExtras`, allocated on first use.
+    // Five words: a node's lock and state fit in 112 bytes on Linux, so that an edge change on a
+    // node that is not in the cache, such as a tracking observer's, costs one or two memory
+    // fetches for its state (a tracker's lone subscription is next to the lock there: see
+    // `_SubscriptionList`; a tracker's registry of two or more is one more). What few
+    // registries need lives in `_RegistryExtras`, allocated on first use.
     @usableFromInline var slots = ContiguousArray<_Slot>()
     /// Key to position; empty (no allocation) while `slots` is short enough to scan.
     var table = _SlotIndex()
@@ -2679,14 +2684,6 @@ struct _Registry {
         return (true, removed)
     }
 
-    /// Removes `key` without loading its object (dropping a weak reference runs no deinit):
-    /// for the tracker's side of an edge, whose observable the caller already holds. Only for
-    /// entries without a box (a tracker's subscriptions never have one): releasing a box here
-    /// would release a user's value under the lock.
-    mutating func drop(key: ObserverID) {
-        if let place = locate(key) { drop(at: place) }
-    }
-
     /// Where `key` is filed: its index bucket (when there is an index) and its position.
     func locate(_ key: ObserverID) -> (bucket: Int?, position: Int)? {
         if table.isEmpty {
@@ -2697,7 +2694,10 @@ struct _Registry {
         return (found.bucket, found.position)
     }
 
-    /// `drop(key:)` of the entry that `locate` found, this registry unchanged since.
+    /// Removes the entry that `locate` found, this registry unchanged since, without loading its
+    /// object (dropping a weak reference runs no deinit): for a tracker's list (see
+    /// `_SubscriptionList`). Only for entries without a box: releasing a box here would release
+    /// a user's value under the lock.
     mutating func drop(at place: (bucket: Int?, position: Int)) {
         assert(slots[place.position].bits & _SlotFlags.boxed == 0, "ObserverGraph: drop on a boxed entry")
         if slots.count == 1 {
@@ -2754,8 +2754,8 @@ struct _Registry {
         _checkInvariants()
     }
 
-    /// Removes the only slot (the usual case of a tracking observer's list, subscribed to one
-    /// observable) by vacating it in place, where `removeLast` cost a generic call and a move of
+    /// Removes the only slot (an observable's last observer, or a tracking observer's list back
+    /// to one observable) by vacating it in place, where `removeLast` cost a generic call and a move of
     /// the weak reference before destroying it. The vacated slot stays until the next insert
     /// refills it (the only registry state in which every slot is vacant); no tracking entry is
     /// left, and positions do not change, so the layout does not either.

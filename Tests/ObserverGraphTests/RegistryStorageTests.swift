@@ -313,13 +313,55 @@ struct RegistryStorageTests {
         // itself stores its lock word and state: an object header (16 bytes) and the word (8
         // with padding) before the state. On Darwin the node's `GraphLock` storage holds them:
         // the state follows the header and the 4-byte lock follows the state.
-        // A tracking observer's list takes two words until it holds two subscriptions at once
-        // (then its registry is allocated apart), so the state is 80 bytes, and on Linux the
-        // whole node is 112 (a 128-byte heap block).
+        // A tracking observer's list takes two words inline (its lone subscription and a
+        // reference to the registry it moves to at its second), so the state is 80 bytes, and
+        // on Linux the whole node is 112 (a 128-byte heap block).
         #expect(MemoryLayout<_Registry>.size == 40)
         #expect(MemoryLayout<_SubscriptionList>.size == 16)
         #expect(MemoryLayout<_NodeState>.size <= 80)
         #expect(MemoryLayout<_CallbackQueue>.size == 8)
+    }
+
+    @Test("A tracker's list: the lone entry, the move to a registry, duplicates, removal, copies")
+    func subscriptionListTransitions() {
+        let (a, b, c) = (ObserverID(_raw: 0x1000), ObserverID(_raw: 0x2000), ObserverID(_raw: 0x3000))
+        var list = _SubscriptionList()
+        /// Inserts each key in turn and returns whether each was new.
+        func insert(_ keys: ObserverID..., into list: inout _SubscriptionList) -> [Bool] {
+            keys.map { list.insert($0) }
+        }
+        #expect(insert(a, a, into: &list) == [true, false])  // a duplicate of the lone entry
+        #expect(list.sole == a._raw && list.more == nil)
+        #expect(list.locate(a)?.position == -1)
+        #expect(list.entryKeys == [a._raw])
+        // The lone entry moves first: order kept; then duplicates in the registry.
+        #expect(insert(b, a, b, into: &list) == [true, false, false])
+        #expect(list.sole == 0 && list.more != nil)
+        #expect(list.keys == [a, b])
+        #expect(list.violations() == [])
+        // A copy read after unlocking gets a registry of its own.
+        var copy = list
+        copy.detachExtras()
+        #expect(insert(c, into: &list) == [true])
+        list.drop(key: a)
+        #expect(list.keys == [b, c])
+        #expect(copy.keys == [a, b])
+        #expect(copy.violations() == [] && list.violations() == [])
+        // Emptied, the list stays in its registry, in order.
+        if let place = list.locate(b) { list.drop(at: place) }
+        list.drop(key: c)
+        #expect(list.keys == [] && !list.contains(b))
+        #expect(insert(c, a, into: &list) == [true, true])
+        #expect(list.keys == [c, a] && list.sole == 0)
+        // The lone entry dropped by its place, then by its key.
+        var lone = _SubscriptionList()
+        #expect(insert(b, into: &lone) == [true])
+        if let place = lone.locate(b) { lone.drop(at: place) }
+        #expect(lone.entryKeys == [] && lone.locate(b) == nil)
+        #expect(insert(c, into: &lone) == [true])
+        lone.drop(key: c)
+        lone.drop(key: c)
+        #expect(lone.entryKeys == [] && lone.violations() == [] && lone.more == nil)
     }
 }
 

@@ -26,6 +26,10 @@ struct SubscriptionListTests {
         }
         let violations = GraphNode.consistencyViolations(among: nodes(subjects + [tracker]))
         if !violations.isEmpty { problems.append("violations: \(violations)") }
+        // An entry left behind by a deallocated tracker or subject (a teardown that missed a
+        // lone subscription) shows only here: the queries above skip dead entries.
+        let dangling = GraphSnapshot(observables: subjects, trackingObservers: [tracker]).danglingEntries
+        if !dangling.isEmpty { problems.append("\(dangling.count) dangling entries") }
         return problems
     }
 
@@ -84,6 +88,21 @@ struct SubscriptionListTests {
         #expect(deinits["T2"] == 1)
         #expect(names(keep.observers) == ["T"])
         #expect(GraphNode.consistencyViolations(among: [keep.graphNode, tracker.graphNode]) == [])
+        #expect(GraphSnapshot(observables: [keep]).danglingEntries.isEmpty)
+    }
+
+    @Test("A lone subscription removed, then another: the tracker lists only the new one")
+    func loneSubscriptionReplaced() {
+        let (a, b) = (Subject("A"), Subject("B"))
+        let tracker = Tracker("T")
+        #expect(a.addObserver(tracker) != nil)
+        #expect(a.removeObserver(tracker) != nil)
+        #expect(a.removeObserver(tracker) == nil)
+        #expect(Self.disagreements(tracker, [], among: [a, b]) == [])
+        #expect(b.addObserver(tracker) != nil)
+        #expect(Self.disagreements(tracker, [b], among: [a, b]) == [])
+        #expect(tracker.unsubscribe(from: b))
+        #expect(Self.disagreements(tracker, [], among: [a, b]) == [])
     }
 
     @Test(

@@ -136,6 +136,8 @@ let workloads = [
     "subscribe-tracking": "subscribe n tracking observers",
     "rev-subscribe-tracking": "subscribe n tracking observers, newest first",
     "unsubscribe-tracking": "unsubscribe n tracking observers, oldest first",
+    "subscribe-tracking-second": "subscribe n tracking observers that are subscribed to another observable already",
+    "unsubscribe-tracking-second": "unsubscribe n tracking observers that stay subscribed to another observable",
     "lookup": "isSubscribed for n subscribed plain observers",
     "lookup-absent": "isSubscribed for n plain observers that are not subscribed (n others are)",
     "unsubscribe-random": "unsubscribe n plain observers in a seeded random order",
@@ -186,7 +188,10 @@ let others = workload == "lookup-absent" ? (0..<n).map { _ in Obs() } : []
 let fresh = workload == "subscribe-fresh" ? (0..<n).map { _ in Obs() } : []
 let order = permutation(n, seed: 0x5EED_0002)
 let hand = HandRegistry()
-let trackers = workload.hasSuffix("tracking") ? (0..<n).map { _ in TrackingObs() } : []
+let trackers =
+    workload.contains("tracking") && !workload.hasPrefix("hand-") ? (0..<n).map { _ in TrackingObs() } : []
+/// The other observable of the `-second` workloads' trackers.
+let holder = Subject()
 let subject = Subject()
 let handTracking = HandTrackingRegistry()
 let handTrackers =
@@ -216,6 +221,13 @@ case "hand-subscribe-tracking", "hand-unsubscribe-tracking":
     for tracker in handTrackers { _ = handTracking.add(tracker) }
     if workload == "hand-subscribe-tracking" {
         for tracker in handTrackers { _ = handTracking.remove(tracker) }
+    }
+case "subscribe-tracking-second", "unsubscribe-tracking-second":
+    // Each tracker's list holds two entries once (it keeps that storage), then one or two.
+    for tracker in trackers { holder.addObserver(tracker, isolation: nil) }
+    for tracker in trackers { subject.addObserver(tracker, isolation: nil) }
+    if workload == "subscribe-tracking-second" {
+        for tracker in trackers { subject.removeObserver(tracker) }
     }
 case "subscribe-tracking", "rev-subscribe-tracking":
     // As in the churn benchmark, whose trackers are reused: each one's list of subscriptions
@@ -305,11 +317,11 @@ func measuredSection(_ f: Fixture) -> Int {
         for observer in f.observers where f.subject.addObserver(observer, isolation: actor) != nil {
             result &+= 1
         }
-    case "subscribe-tracking":
+    case "subscribe-tracking", "subscribe-tracking-second":
         for tracker in f.trackers where f.subject.addObserver(tracker) != nil { result &+= 1 }
     case "rev-subscribe-tracking":
         for tracker in f.trackers.reversed() where f.subject.addObserver(tracker) != nil { result &+= 1 }
-    case "unsubscribe-tracking":
+    case "unsubscribe-tracking", "unsubscribe-tracking-second":
         for tracker in f.trackers where f.subject.removeObserver(tracker) != nil { result &+= 1 }
     case "valueset":
         let value = ObservableValue(0)
@@ -507,7 +519,7 @@ let result = measuredSection(
 let measuredTime = ContinuousClock.now - measuredStart
 blackHole(result)
 withExtendedLifetime((observers, trackers, weaks, closures, others, fresh, trackerSideTables)) {}
-withExtendedLifetime((handTracking, handTrackers)) {}
+withExtendedLifetime((handTracking, handTrackers, holder)) {}
 withExtendedLifetime(operatorToken) {}
 withExtendedLifetime(combineCancellable) {}
 print("\(workload) n=\(n): \(description); result \(result); measured section \(measuredTime) (wall clock)")
