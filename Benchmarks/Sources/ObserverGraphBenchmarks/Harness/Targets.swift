@@ -234,8 +234,8 @@ enum Targets {
                         notMeasured(report, target, "no result")
                         continue
                     }
-                    // A tracking edge is also recorded on the tracker's side: one more weak
-                    // reference (to the observable) than a plain edge, whose floor is shown.
+                    // A tracking edge is also recorded on the tracker's side: its node's lock and
+                    // list (no reference), whose floors are shown.
                     var detail =
                         "\(formatValue(tracking)) / \(formatValue(plain)) ns = \(formatRatio(tracking / plain))"
                         + "; tracking - plain \(formatValue(tracking - plain)) ns"
@@ -244,6 +244,9 @@ enum Targets {
                     }
                     if let lock = report.median(scenario, Churn.lockFloor) {
                         detail += ", one lock round trip \(formatValue(lock)) ns"
+                    }
+                    if let node = report.median(scenario, Churn.nodeFloor) {
+                        detail += ", with a read of the tracker's node \(formatValue(node)) ns"
                     }
                     // The same difference for a hand-written registry that records each edge on
                     // both sides (`HandTrackingRegistry` minus `HandRegistry`).

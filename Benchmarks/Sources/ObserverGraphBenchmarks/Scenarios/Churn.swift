@@ -42,6 +42,12 @@ enum Churn {
     /// What a tracking edge adds beyond its weak reference: one more lock taken and released
     /// (the tracker's node), uncontended.
     static let lockFloor = "limit: one lock round trip"
+    /// The floor of a tracking edge's second side: a lock round trip and, inside it, one read of
+    /// the tracker's node, in the order of the operations. Recording the edge on the tracker's
+    /// side must at least reach the tracker's node; where that is not in the cache (at 100k and
+    /// 1M), this is the memory fetch it costs. (A plain edge reaches its observer too, to form
+    /// the weak reference: that fetch is in both rows; this one is the tracker's node alone.)
+    static let nodeFloor = "limit: one lock round trip + the tracker's node read"
 
     enum Order: String, CaseIterable {
         case inOrder = "in-order"
@@ -220,6 +226,27 @@ enum Churn {
                 }
             })
         let lock = GraphLock(0)
+        // The trackers' nodes by address: reading one is a plain load, with no reference count
+        // traffic on the node (the kit's own fetch of it is a lock operation).
+        let nodeAddresses = tracking.map { UnsafeRawPointer(Unmanaged.passUnretained($0.graphNode).toOpaque()) }
+        contenders.append(
+            Contender(name: nodeFloor) {
+                sample {
+                    let start = monotonicNanoseconds()
+                    for p in subscribeOrder {
+                        let node = nodeAddresses[p]
+                        lock.withLock { $0 &+= Int(node.load(fromByteOffset: 8, as: UInt.self) & 1) &+ p }
+                    }
+                    let middle = monotonicNanoseconds()
+                    for p in unsubscribeOrder {
+                        let node = nodeAddresses[p]
+                        lock.withLock { $0 &-= Int(node.load(fromByteOffset: 8, as: UInt.self) & 1) &+ p }
+                    }
+                    let end = monotonicNanoseconds()
+                    verify(lock.withLock { $0 } == 0, "node floor: the sum did not return to 0")
+                    return (middle - start, end - middle)
+                }
+            })
         contenders.append(
             Contender(name: lockFloor) {
                 sample {
