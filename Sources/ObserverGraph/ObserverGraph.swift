@@ -106,6 +106,8 @@
             try withUnsafeMutablePointers { state, lock in
                 _lock(lock)
                 defer { _unlock(lock) }
+                // A zero-sized header's address is the object's own (see `_withZeroSizedState`).
+                if MemoryLayout<State>.size == 0 { return try _withZeroSizedState(state.pointee, body) }
                 return try body(&state.pointee)
             }
         }
@@ -167,6 +169,8 @@
         func _withLockedState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
             _lockUnscoped()
             defer { _unlockUnscoped() }
+            // A zero-sized `_state`'s address is the object's own (see `_withZeroSizedState`).
+            if MemoryLayout<State>.size == 0 { return try _withZeroSizedState(_state, body) }
             return try body(&_state)
         }
 
@@ -249,6 +253,23 @@
         }
     }
 #endif
+
+/// Runs `body` on a copy of a zero-sized state (`Void`, an empty struct), under the caller's lock.
+///
+/// A zero-sized stored property of a class (the buffer's `_state`, or `ManagedBuffer.header`) is
+/// placed at offset 0: its address is the object's own, where its type pointer lives. Under the
+/// thread sanitizer, `body(&state)` records a write of one byte at that address, and every
+/// generic method of the buffer reads the type pointer (for `State`'s metadata) before it takes
+/// the lock: a reported "Swift access race" on a lock with no state, where nothing is written.
+/// A zero-sized value has no bytes, so a local copy is the same value and nothing is lost by not
+/// storing it back.
+@inlinable @inline(__always)
+func _withZeroSizedState<State, Result>(
+    _ state: State, _ body: (inout State) throws -> Result
+) rethrows -> Result {
+    var copy = state
+    return try body(&copy)
+}
 
 /// A value protected by a lock: the one lock every layer of ObserverGraph uses (where the lock is
 /// an atomic word, a `GraphNode` stores the same lock's word and its state in itself).
