@@ -2485,9 +2485,10 @@ final class _SubscriptionRegistry {
 }
 
 /// An ordered set of weakly referenced objects with O(1) lookup by key: the registration-order
-/// slot array (vacated slots are compacted away once they are half of it, except a registry's
-/// sole slot, which stays vacant until the next insert refills it) and an index from key to slot
-/// position (`_SlotIndex`), built once the registry outgrows a short scan.
+/// slot array (vacated slots are compacted away once they are half of it; in a short registry,
+/// a vacant last slot, such as an emptied registry's sole slot, is refilled by the next insert)
+/// and an index from key to slot position (`_SlotIndex`), built once the registry outgrows a
+/// short scan.
 @usableFromInline
 struct _Registry {
     // Five words: a node's lock and state fit in 112 bytes on Linux, so that an edge change on a
@@ -2504,7 +2505,7 @@ struct _Registry {
     /// Slot count at which the next sweep for deallocated objects is due.
     private var sweepMarkCount: UInt32 = 64
     /// Changes whenever slot positions change (compaction) or a vacated position is refilled (the
-    /// sole slot), so stale positions are detected.
+    /// last slot), so stale positions are detected.
     @usableFromInline var layout: UInt = 0
     /// Boxes, the watcher and the generation; `nil` until one is needed.
     private var rare: _RegistryExtras?
@@ -2600,13 +2601,10 @@ struct _Registry {
                 if slots[old].bits & _SlotFlags.tracking != 0 { return .present(nil) }
                 vacate(old)  // left by a deallocated object that had the same identity
             }
-            if vacant != 0 && slots.count == 1 {
-                // The sole slot, vacated by the last removal (see `removeSoleEntry`): refilled
-                // in place. A position is never refilled within one layout, so the layout moves.
-                slots[0].object = object
-                slots[0].bits = raw | flags
-                vacant = 0
-                layout &+= 1
+            if vacant != 0 && slots[end &- 1].bits == 0 {
+                // A short list only: in an indexed one a hole at the end is rare, and the check
+                // cost every subscribe a few instructions more than it saved.
+                refillLast(object: object, bits: raw | flags)
             } else {
                 slots.append(_Slot(object: object, bits: raw | flags))
                 if slots.count > _SlotIndex.scanLimit { table.rebuild(from: slots) }
@@ -2786,6 +2784,20 @@ struct _Registry {
         vacantAndTracking = 1  // one hole, no tracking entry
         noteChange()
         _checkInvariants()
+    }
+
+    /// Fills the last slot of a short (unindexed) registry, vacant, with a new entry, which is
+    /// last in registration order as an appended one would be: an entry removed and another
+    /// added, as a tracker that churns one of its subscriptions does, leaves the slot count (and
+    /// the buffer) as it was, where appending grew it by one until the next compaction. A
+    /// position is never refilled within one layout, so the layout moves (readers holding
+    /// positions see it).
+    private mutating func refillLast(object: AnyObject?, bits: UInt64) {
+        let last = slots.count &- 1
+        slots[last].object = object
+        slots[last].bits = bits
+        vacant &-= 1
+        layout &+= 1
     }
 
     private mutating func vacate(_ position: Int) {

@@ -322,6 +322,59 @@ struct RegistryStorageTests {
         #expect(MemoryLayout<_CallbackQueue>.size == 8)
     }
 
+    /// Removing the last entry and adding another, over and over (a tracker churning the second
+    /// of its two subscriptions, or an observable's newest observer coming and going), used to
+    /// append a slot each time until 16 holes were compacted away; now the new entry takes the
+    /// vacant last slot, which keeps registration order. Short (scanned) registries only, from
+    /// two entries to the most a registry scans (7 and the one added); an indexed one appends.
+    @Test(
+        "A vacant last slot is refilled in place: order kept, the slot array does not grow",
+        arguments: [2, 7]
+    )
+    func lastSlotRefill(count: Int) {
+        let objects = (0..<count + 101).map { Watcher("W\($0)") }
+        let keys = objects.map { _ in ObserverID() }
+        var registry = _Registry()
+        /// Inserts entry `i` and returns whether it was new.
+        func insert(_ i: Int, object: AnyObject? = nil) -> Bool {
+            let outcome = registry.insert(key: keys[i], object: object ?? objects[i], flags: 0, box: nil)
+            guard case .inserted = outcome else { return false }
+            return true
+        }
+        var expected = Array(keys.prefix(count))
+        for i in 0..<count { #expect(insert(i)) }
+        let capacity = registry.slots.capacity
+        for i in count..<count + 100 {
+            let layout = registry.layout
+            #expect(registry.remove(key: expected.removeLast()) != nil)
+            #expect(registry.layout == layout)  // a removal moves no entry
+            #expect(insert(i))
+            expected.append(keys[i])
+            #expect(registry.layout != layout)  // a refilled position: readers' positions are stale
+            #expect(registry.locate(keys[i])?.position == count - 1)
+        }
+        #expect(registry.slots.count == count && registry.slots.capacity == capacity)
+        #expect(registry.slots.map(\.key) == expected)
+        #expect(registry.violations() == [])
+        // The last entry's object deallocated: an entry with its key takes the same slot.
+        let reused = count + 100
+        do {
+            let transient = Watcher("transient")
+            #expect(insert(reused, object: transient))
+        }
+        #expect(insert(reused))
+        expected.append(keys[reused])
+        #expect(registry.slots.count == count + 1 && registry.slots.map(\.key) == expected)
+        // A hole before the last slot stays one: a new entry goes after the last.
+        #expect(registry.remove(key: expected.removeFirst()) != nil)
+        #expect(insert(0))
+        expected.append(keys[0])
+        #expect(registry.slots.count == count + 2)
+        #expect(registry.slots.map(\.key).filter { $0._raw != 0 } == expected)
+        #expect(registry.violations() == [])
+        #expect(expected.allSatisfy { registry.liveObject(for: $0) != nil })
+    }
+
     @Test("A tracker's list: the lone entry, the move to a registry, duplicates, removal, copies")
     func subscriptionListTransitions() {
         let (a, b, c) = (ObserverID(_raw: 0x1000), ObserverID(_raw: 0x2000), ObserverID(_raw: 0x3000))
