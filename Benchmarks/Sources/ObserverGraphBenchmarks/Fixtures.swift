@@ -27,6 +27,25 @@ final class TrackingObs: GraphTrackingObserver {
     func receive(_ value: Int) { total &+= value }
 }
 
+/// The churn floor of a tracking edge's second side (`Churn.nodeFloor`): a plain observer
+/// that owns, allocated right after it as a tracker's node is, a lock in an object of a node's
+/// size (on Linux a `GraphLock` with 88 bytes of state is one 112-byte object, as a `GraphNode`
+/// is). Taking that lock before a plain subscribe or unsubscribe costs what reaching a
+/// tracker's node costs the kit: a fetch that waits for the observer's own, which holds the
+/// node's address.
+final class NodeFloorObs: GraphObserver {
+    let node = GraphLock(NodeSizedState())
+    private(set) var total = 0
+
+    func receive(_ value: Int) { total &+= value }
+}
+
+/// 88 bytes of state: a count of edges and padding up to a node's size.
+struct NodeSizedState {
+    var edges = 0
+    var padding: (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+}
+
 /// One entry of the hand-written non-owning loop: a weak reference, nothing else.
 struct Weak {
     weak var object: Obs?

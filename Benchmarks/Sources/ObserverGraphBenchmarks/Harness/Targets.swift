@@ -246,7 +246,9 @@ enum Targets {
                         detail += ", one lock round trip \(formatValue(lock)) ns"
                     }
                     if let node = report.median(scenario, Churn.nodeFloor) {
-                        detail += ", with a read of the tracker's node \(formatValue(node)) ns"
+                        detail +=
+                            "; plain with the tracker's node reached and locked first \(formatValue(node)) ns"
+                            + " (\(formatRatio(node / plain)) plain)"
                     }
                     // The same difference for a hand-written registry that records each edge on
                     // both sides (`HandTrackingRegistry` minus `HandRegistry`).
