@@ -372,7 +372,11 @@ struct RegistryStorageTests {
         #expect(registry.slots.count == count + 2)
         #expect(registry.slots.map(\.key).filter { $0._raw != 0 } == expected)
         #expect(registry.violations() == [])
-        #expect(expected.allSatisfy { registry.liveObject(for: $0) != nil })
+        // The objects are alive until here (an optimized build would release them after their
+        // last use otherwise, and their weak references would read as gone).
+        withExtendedLifetime(objects) {
+            #expect(expected.allSatisfy { registry.liveObject(for: $0) != nil })
+        }
     }
 
     @Test("A tracker's list: the lone entry, the move to a registry, duplicates, removal, copies")
