@@ -1486,7 +1486,7 @@ extension GraphNode {
         return withUnsafeMutablePointer(to: &removedOnThisThread) { flag in
             let (slots, layout, sole, actors) = _beginPost(flag)
             var dead: [_DeadEntry] = []
-            defer { _endBroadcast(flag, layout: layout, dead: dead) }
+            defer { _endBroadcast(flag, layout: layout, count: slots.count, dead: dead) }
             var result = GraphPostResult()
             var queued: [ObjectIdentifier: (actor: any Actor, targets: ContiguousArray<_Slot>)] = [:]
             for position in slots.indices {
@@ -1977,7 +1977,7 @@ public final class GraphNode: @unchecked Sendable {
         let dropped = _state.withLock { state -> Bool in
             var dropped = false
             if !dead.isEmpty {
-                state.observers.dropDead(dead, layout: layout)
+                state.observers.dropDead(dead, layout: layout, count: slots.count)
                 dropped = state.forgetIsolationOfUnregistered(dead)
             }
             // The next sweep is due when the registry reaches four times its filed size, so the
@@ -1998,7 +1998,7 @@ public final class GraphNode: @unchecked Sendable {
         return try withUnsafeMutablePointer(to: &removedOnThisThread) { flag in
             let (slots, layout) = _beginBroadcast(flag)
             var dead: [_DeadEntry] = []
-            defer { _endBroadcast(flag, layout: layout, dead: dead) }
+            defer { _endBroadcast(flag, layout: layout, count: slots.count, dead: dead) }
             var delivered = 0
             for position in slots.indices {
                 let bits = slots[position].bits
@@ -2058,22 +2058,25 @@ public final class GraphNode: @unchecked Sendable {
         _state.withLock { ($0.observers.slots, $0.observers.layout) }
     }
 
-    /// Drops entries a reader of `_observerSlots` found dead (if the layout it read still holds).
+    /// Drops entries a reader of `_observerSlots` found dead (see `_Registry.dropDead`: `layout`
+    /// and `count` are those of the slots it read).
     @usableFromInline
-    func _dropDead(_ dead: [_DeadEntry], layout: UInt) {
+    func _dropDead(_ dead: [_DeadEntry], layout: UInt, count: Int) {
         let dropped = _state.withLock { state in
-            state.observers.dropDead(dead, layout: layout)
+            state.observers.dropDead(dead, layout: layout, count: count)
             return state.forgetIsolationOfUnregistered(dead)
         }
         if dropped { _releaseDroppedActors() }
     }
 
+    /// Ends a broadcast begun with `_beginBroadcast` or `_beginPost`, dropping the entries it
+    /// found dead (`layout` and `count`: those of the slots it read, see `_Registry.dropDead`).
     @usableFromInline
-    func _endBroadcast(_ flag: UnsafeMutablePointer<Bool>, layout: UInt, dead: [_DeadEntry]) {
+    func _endBroadcast(_ flag: UnsafeMutablePointer<Bool>, layout: UInt, count: Int, dead: [_DeadEntry]) {
         let dropped = _state.withLock { state -> Bool in
             state.broadcasts.end(flag)
             guard !dead.isEmpty else { return false }
-            state.observers.dropDead(dead, layout: layout)
+            state.observers.dropDead(dead, layout: layout, count: count)
             return state.forgetIsolationOfUnregistered(dead)
         }
         if dropped { _releaseDroppedActors() }
@@ -2504,12 +2507,15 @@ struct _Registry {
     private var vacantAndTracking: UInt32 = 0
     /// Slot count at which the next sweep for deallocated objects is due.
     private var sweepMarkCount: UInt32 = 64
-    /// Changes whenever slot positions change (compaction) or a vacated position is refilled (the
-    /// last slot), so stale positions are detected.
+    /// Changes whenever slot positions change (compaction: the high half, `positionsMoved`) or
+    /// the vacant last slot is refilled (the low half), so that a reader's stale positions are
+    /// detected (see `dropDead`).
     @usableFromInline var layout: UInt = 0
     /// Boxes, the watcher and the generation; `nil` until one is needed.
     private var rare: _RegistryExtras?
 
+    /// What a compaction adds to `layout` (a refill adds 1).
+    static var positionsMoved: UInt { 1 << 32 }
     /// Holes are compacted away once they make up this share of the slots (numerator over 4).
     static let compactionQuarters = 2
     /// The most entries a registry takes: positions and the index's reach stay within 32 bits.
@@ -2753,17 +2759,25 @@ struct _Registry {
         return slots[position].bits == bits
     }
 
-    /// Drops entries a reader found dead, if the positions it saw are still valid. A dead weak
-    /// reference never revives and positions are never reused without a layout change, so equal
-    /// bits at an equal position mean the same dead entry.
+    /// Drops entries a reader found dead, if the positions it saw are still valid: `seen` is the
+    /// layout and `count` the slot count of the reader's snapshot. A dead weak reference never
+    /// revives, so equal bits at an equal position mean the same dead entry, unless the position
+    /// was vacated and filled again since. Without a compaction (which moves positions: then
+    /// nothing is dropped), only the last slot is ever refilled, and only a slot at or after the
+    /// reader's last can have been: when the layout's refill count moved, entries from there on
+    /// are skipped (a new entry there may repeat the dead one's bits: the same identity), and
+    /// those before it are still dropped.
     ///
     /// A dead tracking observer's entry stays: its node, which may outlive it, still lists this
     /// registry's node, and removes the edge on both sides when it goes (its deinit). Dropping
     /// only this side would leave the node's list one-sided meanwhile.
-    mutating func dropDead(_ dead: [_DeadEntry], layout seen: UInt) {
-        guard seen == layout else { return }
+    mutating func dropDead(_ dead: [_DeadEntry], layout seen: UInt, count: Int) {
+        guard seen / Self.positionsMoved == layout / Self.positionsMoved else { return }
+        let firstRefillable = seen == layout ? Int.max : count &- 1
         for entry in dead
-        where entry.bits & _SlotFlags.tracking == 0 && slots[entry.position].bits == entry.bits {
+        where entry.bits & _SlotFlags.tracking == 0 && entry.position < firstRefillable
+            && slots[entry.position].bits == entry.bits
+        {
             if !table.isEmpty, let found = table.find(entry.bits & _SlotFlags.keyMask, in: slots) {
                 table.remove(at: found.bucket)
             }
@@ -2789,9 +2803,9 @@ struct _Registry {
     /// Fills the last slot of a short (unindexed) registry, vacant, with a new entry, which is
     /// last in registration order as an appended one would be: an entry removed and another
     /// added, as a tracker that churns one of its subscriptions does, leaves the slot count (and
-    /// the buffer) as it was, where appending grew it by one until the next compaction. A
-    /// position is never refilled within one layout, so the layout moves (readers holding
-    /// positions see it).
+    /// the buffer) as it was, where appending grew it by one until the next compaction. The
+    /// layout's refill count moves: a reader that found the slot's last occupant dead skips
+    /// that position (see `dropDead`).
     private mutating func refillLast(object: AnyObject?, bits: UInt64) {
         let last = slots.count &- 1
         slots[last].object = object
@@ -2818,7 +2832,7 @@ struct _Registry {
             }
             if !table.isEmpty { table = _SlotIndex() }
             vacantAndTracking = 0  // no hole, no tracking entry
-            layout &+= 1
+            layout &+= Self.positionsMoved
             return
         }
         guard vacant >= 16, vacant * 4 >= slots.count * Self.compactionQuarters else { return }
@@ -2854,7 +2868,7 @@ struct _Registry {
             table.shiftPositions(runs)
         }
         vacantAndTracking = moved.tracking == 0 ? 0 : ~Self.vacantMask  // no hole; tracking entries kept?
-        layout &+= 1
+        layout &+= Self.positionsMoved
     }
 
     /// Moves the live slots of `source[0..<count]` to `target`, in order and with no gap, a run

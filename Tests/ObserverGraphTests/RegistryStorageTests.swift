@@ -327,6 +327,8 @@ struct RegistryStorageTests {
     /// append a slot each time until 16 holes were compacted away; now the new entry takes the
     /// vacant last slot, which keeps registration order. Short (scanned) registries only, from
     /// two entries to the most a registry scans (7 and the one added); an indexed one appends.
+    /// Each refill moves the layout's refill count (readers holding that position skip it), not
+    /// its compaction count (readers still drop the dead entries they found before it).
     @Test(
         "A vacant last slot is refilled in place: order kept, the slot array does not grow",
         arguments: [2, 7]
@@ -350,7 +352,8 @@ struct RegistryStorageTests {
             #expect(registry.layout == layout)  // a removal moves no entry
             #expect(insert(i))
             expected.append(keys[i])
-            #expect(registry.layout != layout)  // a refilled position: readers' positions are stale
+            // The refill count moves: a reader that found the last occupant dead skips the slot.
+            #expect(registry.layout == layout &+ 1)
             #expect(registry.locate(keys[i])?.position == count - 1)
         }
         #expect(registry.slots.count == count && registry.slots.capacity == capacity)
@@ -362,11 +365,21 @@ struct RegistryStorageTests {
             let transient = Watcher("transient")
             #expect(insert(reused, object: transient))
         }
+        let layoutBeforeReuse = registry.layout
         #expect(insert(reused))
         expected.append(keys[reused])
         #expect(registry.slots.count == count + 1 && registry.slots.map(\.key) == expected)
-        // A hole before the last slot stays one: a new entry goes after the last.
+        // A reader may hold the dead entry's position and bits, which the new one repeats.
+        #expect(registry.layout != layoutBeforeReuse)
+        // Two holes, one of them last: the last is refilled, the other stays a hole.
         #expect(registry.remove(key: expected.removeFirst()) != nil)
+        #expect(registry.remove(key: expected.removeLast()) != nil)
+        #expect(insert(count - 1))
+        expected.append(keys[count - 1])
+        #expect(registry.slots.count == count + 1 && registry.vacant == 1)
+        #expect(registry.slots.map(\.key).filter { $0._raw != 0 } == expected)
+        #expect(registry.violations() == [])
+        // A hole before a live last slot stays one: a new entry goes after the last.
         #expect(insert(0))
         expected.append(keys[0])
         #expect(registry.slots.count == count + 2)
@@ -377,6 +390,32 @@ struct RegistryStorageTests {
         withExtendedLifetime(objects) {
             #expect(expected.allSatisfy { registry.liveObject(for: $0) != nil })
         }
+    }
+
+    /// A broadcast drops the entries it found dead when it ends, unless the registry's layout
+    /// moved meanwhile. An observer that leaves and puts a fresh one in its place during each
+    /// broadcast refills the last slot each time; that must not keep a deallocated observer
+    /// filed in an earlier slot from being dropped (a first version of the refill moved the
+    /// layout on every refill, and the dead entry stayed for good).
+    @Test("A deallocated observer is dropped by a broadcast in which the last observer is replaced")
+    func deadDroppedDespiteLastSlotChurn() {
+        let subject = Subject("S")
+        do {
+            let doomed = Watcher("D")
+            subject.addObserver(doomed)
+        }  // deallocated without leaving: a dead entry in the first slot
+        let holder = ReplacerHolder()
+        let first = SelfReplacer(subject, holder: holder)
+        holder.current = first
+        subject.addObserver(first)  // the last slot
+        for round in 0..<5 {
+            subject.broadcast(as: (any Pinged).self) { $0.ping("round \(round)") }
+        }
+        let filed = subject.graphNode._state.withLock { $0.observers.filedCount }
+        #expect(filed == 1, "entries filed, live and dead")
+        #expect(GraphSnapshot(observables: [subject]).danglingEntries.isEmpty)
+        #expect(holder.replacements == 5)
+        #expect(subject.observers.count == 1 && subject.hasObserver(holder.current!))
     }
 
     @Test("A tracker's list: the lone entry, the move to a registry, duplicates, removal, copies")
@@ -420,6 +459,31 @@ struct RegistryStorageTests {
         lone.drop(key: c)
         #expect(lone.entryKeys == [] && lone.violations() == [] && lone.more == nil)
     }
+}
+
+/// An observer that, pinged, leaves its observable and subscribes a fresh one of its kind.
+final class SelfReplacer: GraphObserver, Pinged, @unchecked Sendable {
+    let subject: Subject
+    let holder: ReplacerHolder
+
+    init(_ subject: Subject, holder: ReplacerHolder) {
+        self.subject = subject
+        self.holder = holder
+    }
+
+    func ping(_ tag: String) {
+        subject.removeObserver(self)
+        let next = SelfReplacer(subject, holder: holder)
+        subject.addObserver(next)
+        holder.current = next
+        holder.replacements += 1
+    }
+}
+
+/// Keeps the current `SelfReplacer` alive (the subject holds its observers weakly).
+final class ReplacerHolder: @unchecked Sendable {
+    var current: SelfReplacer?
+    var replacements = 0
 }
 
 /// A plain observer class...

@@ -127,7 +127,7 @@ extension GraphEventSource {
             let (slots, layout) = node._observerSlots()
             var dead: [_DeadEntry] = []
             _roster.read(slots, generation: 0, dead: &dead)
-            if !dead.isEmpty { node._dropDead(dead, layout: layout) }
+            if !dead.isEmpty { node._dropDead(dead, layout: layout, count: slots.count) }
         }
         guard case .value(let value) = event else {
             _forEachObserver(upTo: sequence, watch: watch) {

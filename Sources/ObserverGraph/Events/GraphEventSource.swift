@@ -585,7 +585,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             let (slots, layout, generation) = node._beginBroadcast(flag, unlessGeneration: _roster.generation)
             var dead: [_DeadEntry] = []
             if let slots { _roster.read(slots, generation: generation, dead: &dead) }
-            defer { node._endBroadcast(flag, layout: layout, dead: dead) }
+            defer { node._endBroadcast(flag, layout: layout, count: slots?.count ?? 0, dead: dead) }
             // The roster keeps the sinks alive for the whole loop: only the drainer replaces it,
             // and a closure never makes this thread drain this source again (it queues).
             do {
