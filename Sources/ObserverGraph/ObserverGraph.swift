@@ -2514,8 +2514,11 @@ struct _Registry {
     /// Boxes, the watcher and the generation; `nil` until one is needed.
     private var rare: _RegistryExtras?
 
-    /// What a compaction adds to `layout` (a refill adds 1).
-    static var positionsMoved: UInt { 1 << 32 }
+    /// What a compaction adds to `layout` (a refill adds 1): one unit of its high half, 2^32
+    /// where `UInt` has 64 bits and 2^16 where it has 32 (watchOS on arm64_32 and armv7k). A
+    /// refill count that outgrows the low half carries into the high one, which only makes a
+    /// reader drop nothing.
+    static var positionsMoved: UInt { 1 << (UInt.bitWidth / 2) }
     /// Holes are compacted away once they make up this share of the slots (numerator over 4).
     static let compactionQuarters = 2
     /// The most entries a registry takes: positions and the index's reach stay within 32 bits.

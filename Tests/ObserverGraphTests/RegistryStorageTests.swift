@@ -390,6 +390,13 @@ struct RegistryStorageTests {
         withExtendedLifetime(objects) {
             #expect(expected.allSatisfy { registry.liveObject(for: $0) != nil })
         }
+        // Emptied, the registry's positions are gone: the compaction count (the layout's high
+        // half, whatever the width of `UInt`) moves by one.
+        let beforeEmptying = registry.layout
+        for key in expected { _ = registry.remove(key: key) }
+        #expect(registry.slots.isEmpty)
+        #expect(_Registry.positionsMoved > 1)
+        #expect(registry.layout / _Registry.positionsMoved == beforeEmptying / _Registry.positionsMoved + 1)
     }
 
     /// A broadcast drops the entries it found dead when it ends, unless the registry's layout
