@@ -138,8 +138,10 @@ let workloads = [
     "subscribe-tracking": "subscribe n tracking observers",
     "rev-subscribe-tracking": "subscribe n tracking observers, newest first",
     "unsubscribe-tracking": "unsubscribe n tracking observers, oldest first",
-    "subscribe-tracking-second": "subscribe n tracking observers that are subscribed to another observable already",
-    "unsubscribe-tracking-second": "unsubscribe n tracking observers that stay subscribed to another observable",
+    "subscribe-tracking-second":
+        "subscribe n tracking observers that are subscribed to another observable already",
+    "unsubscribe-tracking-second":
+        "unsubscribe n tracking observers that stay subscribed to another observable",
     "lookup": "isSubscribed for n subscribed plain observers",
     "lookup-absent": "isSubscribed for n plain observers that are not subscribed (n others are)",
     "unsubscribe-random": "unsubscribe n plain observers in a seeded random order",
@@ -154,19 +156,26 @@ let workloads = [
     "steady": "steady churn: n subscribed, then `rounds` x n random unsubscribe+subscribe pairs",
     "valueset": "set an ObservableValue<Int> observed by one closure, n times",
     "valueset-many": "set an ObservableValue<Int> observed by n closures, `rounds` times",
-    "hand-gated": "hand-written locked value with n gated closures (the benchmark's gated limit), `rounds` sets",
+    "hand-gated":
+        "hand-written locked value with n gated closures (the benchmark's gated limit), `rounds` sets",
     "arrayappend": "append n elements to an ObservableArray<Int> observed by ten closures",
     "hand-arrayappend": "hand baseline: append n elements to an [Int], hand one ArrayChange to ten closures",
     "chain": "set an ObservableValue<Int> n times through map, filter, removeDuplicates to one observer",
     "diamond": "set an ObservableValue<Int> n times through map and map into combineLatest",
     "oc-chain": "the chain workload in OpenCombine: CurrentValueSubject, map, filter, removeDuplicates, sink",
     "actorset": "set an ObservableValue<Int> n times on the main actor, observed by one main-actor closure",
-    "arraymutations": "insert, set, remove and move in an ObservableArray<Int> of 1,000 observed by one closure, n rounds",
-    "sectionedappend": "append n items across the 10 sections of an ObservableSectionedArray observed by one closure",
-    "derivedappend": "append n elements to an ObservableArray<Int> of 1,000, observed through a map by one closure",
-    "derivedfilter": "append n elements to an ObservableArray<Int> of `rounds` elements, observed through a filter by one closure",
-    "actorappend": "append n elements to an ObservableArray<Int> on the main actor, observed by one main-actor closure",
-    "actorsend": "send n values to an EventChannel<Int> on the main actor, observed by one main-actor closure",
+    "arraymutations":
+        "insert, set, remove and move in an ObservableArray<Int> of 1,000 observed by one closure, n rounds",
+    "sectionedappend":
+        "append n items across the 10 sections of an ObservableSectionedArray observed by one closure",
+    "derivedappend":
+        "append n elements to an ObservableArray<Int> of 1,000, observed through a map by one closure",
+    "derivedfilter":
+        "append n elements to an ObservableArray<Int> of `rounds` elements, observed through a filter by one closure",
+    "actorappend":
+        "append n elements to an ObservableArray<Int> on the main actor, observed by one main-actor closure",
+    "actorsend":
+        "send n values to an EventChannel<Int> on the main actor, observed by one main-actor closure",
     "send": "send n values to an EventChannel<Int> on the main actor, observed by one nonisolated closure",
     "diff": "ArrayChangeset.diff of 0..<n against it with 0.5% deleted and 0.5% inserted, `rounds` times",
 ]
@@ -197,7 +206,8 @@ let holder = Subject()
 let subject = Subject()
 let handTracking = HandTrackingRegistry()
 let handTrackers =
-    workload.hasPrefix("hand-") && workload.hasSuffix("tracking") ? (0..<n).map { _ in HandTrackingObs() } : []
+    workload.hasPrefix("hand-") && workload.hasSuffix("tracking")
+    ? (0..<n).map { _ in HandTrackingObs() } : []
 /// Trackers get their side tables up front too, as the churn benchmark's reused ones have.
 let trackerSideTables =
     getenv("PROFILE_LATE_SIDE_TABLES") != nil ? [] : trackers.map { tracker in { [weak tracker] in tracker } }
@@ -353,7 +363,9 @@ func measuredSection(_ f: Fixture) -> Int {
         let array = ObservableArray<Int>()
         let sum = GraphLock(0)
         let tokens = (0..<10).map { _ in
-            array.observeValuesNonisolated { change in sum.withLock { $0 &+= change.changeset.inserts.count } }
+            array.observeValuesNonisolated { change in
+                sum.withLock { $0 &+= change.changeset.inserts.count }
+            }
         }
         for i in 0..<f.observers.count { array.append(i) }
         result = sum.withLock { $0 }
@@ -375,7 +387,9 @@ func measuredSection(_ f: Fixture) -> Int {
     case "sectionedappend":
         let sections = ObservableSectionedArray((0..<10).map { ArraySection(metadata: $0, items: [Int]()) })
         let sum = GraphLock(0)
-        let token = sections.observeValuesNonisolated { change in sum.withLock { $0 &+= change.sections.count } }
+        let token = sections.observeValuesNonisolated { change in
+            sum.withLock { $0 &+= change.sections.count }
+        }
         for i in 0..<f.observers.count { try? sections.appendItem(i, toSection: i % 10) }
         result = sum.withLock { $0 }
         withExtendedLifetime(token) {}

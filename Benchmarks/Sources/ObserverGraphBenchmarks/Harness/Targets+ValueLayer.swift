@@ -83,7 +83,8 @@ extension Targets {
             ),
         ]
         for row in others {
-            guard let kit = report.median(row.scenario, row.kit), let hand = report.median(row.scenario, row.hand)
+            guard let kit = report.median(row.scenario, row.kit),
+                let hand = report.median(row.scenario, row.hand)
             else {
                 report.addTarget(TargetRow(target: row.target, status: .notMeasured, measured: "not run"))
                 continue
@@ -91,7 +92,8 @@ extension Targets {
             report.addTarget(
                 TargetRow(
                     target: row.target, status: kit / hand <= appendMaxRatioToHand ? .met : .missed,
-                    measured: "kit \(formatValue(kit)) / \(formatValue(hand)) ns = \(formatRatio(kit / hand))"))
+                    measured: "kit \(formatValue(kit)) / \(formatValue(hand)) ns = \(formatRatio(kit / hand))"
+                ))
         }
         let async = AsyncDelivery.scenario(plan.asyncElements)
         let asyncTarget = "async values(): kit <= \(asyncMaxRatioToAsyncStream)x a hand-fed AsyncStream"

@@ -38,8 +38,8 @@ extension ArrayAppend {
     /// The first index a changeset names, of whichever kind it is (what every observer adds up).
     @inline(__always)
     static func firstIndex(_ changeset: ArrayChangeset) -> Int {
-        changeset.inserts.first ?? changeset.updates.first ?? changeset.deletes.first ?? changeset.moves.first?.to
-            ?? 0
+        changeset.inserts.first ?? changeset.updates.first ?? changeset.deletes.first
+            ?? changeset.moves.first?.to ?? 0
     }
 
     /// The nanoseconds `body` takes; then cancels the observers' `tokens` (not timed).

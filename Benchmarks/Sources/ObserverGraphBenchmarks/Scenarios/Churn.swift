@@ -329,8 +329,8 @@ enum Churn {
         for phase in Phase.allCases {
             for order in Order.allCases {
                 for implementation in [
-                    kit, kitTracking, kitActor, handRegistry, handTracking, weakFloor, indexFloor, openCombine,
-                    notificationCenter,
+                    kit, kitTracking, kitActor, handRegistry, handTracking, weakFloor, indexFloor,
+                    openCombine, notificationCenter,
                 ] {
                     guard let big = report.median(scenario(phase, order, large), implementation),
                         let little = report.median(scenario(phase, order, small), implementation)

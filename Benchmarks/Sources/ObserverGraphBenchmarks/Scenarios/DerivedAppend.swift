@@ -38,7 +38,8 @@ enum DerivedAppend {
                 -> Contender
             {
                 Contender(name: name) {
-                    let source = ObservableArray(initial.map { $0 })  // its own buffer: no copy on the first append
+                    // Its own buffer: no copy on the first append.
+                    let source = ObservableArray(initial.map { $0 })
                     let derived = derive(source)
                     let seen = UncheckedSendable(value: Obs())
                     let token = (derived ?? source).observeValuesNonisolated { change in
