@@ -150,6 +150,8 @@ let workloads = [
     "subscribe-fresh": "subscribe n plain observers never referenced weakly (side tables allocated)",
     "hand-subscribe": "hand-written GraphLock<[ObjectIdentifier: Weak]>: add n observers",
     "hand-unsubscribe": "hand-written registry: remove n observers, oldest first",
+    "cycle": "`rounds` cycles as in the churn benchmark: subscribe n plain observers, then unsubscribe them",
+    "hand-cycle": "the cycle workload on the hand-written registry",
     "hand-lookup": "hand-written registry: lookup n present observers",
     "hand-subscribe-tracking": "hand-written tracking registry (both sides recorded): add n observers",
     "hand-unsubscribe-tracking": "hand-written tracking registry: remove n observers, oldest first",
@@ -429,6 +431,18 @@ func measuredSection(_ f: Fixture) -> Int {
         for observer in f.observers where f.hand.add(observer) { result &+= 1 }
     case "hand-unsubscribe":
         for observer in f.observers where f.hand.remove(observer) { result &+= 1 }
+    case "cycle":
+        for _ in 0..<f.rounds {
+            let subject = Subject()
+            for observer in f.observers where subject.addObserver(observer) != nil { result &+= 1 }
+            for observer in f.observers where subject.removeObserver(observer) != nil { result &+= 1 }
+        }
+    case "hand-cycle":
+        for _ in 0..<f.rounds {
+            let hand = HandRegistry()
+            for observer in f.observers where hand.add(observer) { result &+= 1 }
+            for observer in f.observers where hand.remove(observer) { result &+= 1 }
+        }
     case "hand-lookup":
         for observer in f.observers where f.hand.contains(observer) { result &+= 1 }
     case "hand-subscribe-tracking":
