@@ -111,6 +111,22 @@ final class HandRegistry: @unchecked Sendable {
         let key = ObjectIdentifier(observer)
         return storage.withLock { $0[key]?.object != nil }
     }
+
+    /// `remove`, answering as the kit's removal does: `true` only if the entry under the
+    /// observer's address is this very observer, alive. The entry of an observer that was
+    /// deallocated while subscribed stays under its address, and a new object can be allocated
+    /// there: `remove` reports that stale entry as a removal; this loads the weak reference to
+    /// tell them apart (a strong reference taken and dropped: two atomic operations on the
+    /// observer's side table), and drops the stale entry either way.
+    func removeChecked(_ observer: Obs) -> Bool {
+        let key = ObjectIdentifier(observer)
+        return storage.withLock { entries in
+            guard let index = entries.index(forKey: key) else { return false }
+            let live = entries.values[index].object === observer
+            entries.remove(at: index)
+            return live
+        }
+    }
 }
 
 /// An observer of `HandTrackingRegistry`: it lists its subscriptions, behind a lock of its own,

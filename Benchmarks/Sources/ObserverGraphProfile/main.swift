@@ -61,6 +61,16 @@ final class HandRegistry {
         let key = ObjectIdentifier(observer)
         return storage.withLock { $0[key]?.object != nil }
     }
+
+    func removeChecked(_ observer: Obs) -> Bool {
+        let key = ObjectIdentifier(observer)
+        return storage.withLock { entries in
+            guard let index = entries.index(forKey: key) else { return false }
+            let live = entries.values[index].object === observer
+            entries.remove(at: index)
+            return live
+        }
+    }
 }
 
 /// The benchmark's `HandTrackingObs` (Fixtures.swift): an observer that lists its registries
@@ -152,6 +162,7 @@ let workloads = [
     "hand-unsubscribe": "hand-written registry: remove n observers, oldest first",
     "cycle": "`rounds` cycles as in the churn benchmark: subscribe n plain observers, then unsubscribe them",
     "hand-cycle": "the cycle workload on the hand-written registry",
+    "hand-cycle-checked": "hand-cycle, its removal checking that the entry is this very observer, alive",
     "hand-lookup": "hand-written registry: lookup n present observers",
     "hand-subscribe-tracking": "hand-written tracking registry (both sides recorded): add n observers",
     "hand-unsubscribe-tracking": "hand-written tracking registry: remove n observers, oldest first",
@@ -436,6 +447,12 @@ func measuredSection(_ f: Fixture) -> Int {
             let subject = Subject()
             for observer in f.observers where subject.addObserver(observer) != nil { result &+= 1 }
             for observer in f.observers where subject.removeObserver(observer) != nil { result &+= 1 }
+        }
+    case "hand-cycle-checked":
+        for _ in 0..<f.rounds {
+            let hand = HandRegistry()
+            for observer in f.observers where hand.add(observer) { result &+= 1 }
+            for observer in f.observers where hand.removeChecked(observer) { result &+= 1 }
         }
     case "hand-cycle":
         for _ in 0..<f.rounds {

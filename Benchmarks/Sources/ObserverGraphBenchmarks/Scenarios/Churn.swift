@@ -31,6 +31,9 @@ enum Churn {
     static let openCombine = "OpenCombine"
     static let notificationCenter = "NotificationCenter"
     static let handRegistry = "hand registry"
+    /// `handRegistry` whose removal reports only a live entry that is this very observer, as the
+    /// kit's does (see `HandRegistry.removeChecked`): the hand-written peer with the kit's answer.
+    static let handChecked = "hand registry, removal checked"
     /// `handRegistry` with each edge also recorded in the observer's own locked list: what a
     /// tracking edge costs a hand-written registry (see `HandTrackingRegistry`).
     static let handTracking = "hand registry, tracking"
@@ -173,6 +176,20 @@ enum Churn {
                     for p in unsubscribeOrder where registry.remove(plain[p]) { done &+= 1 }
                     let end = monotonicNanoseconds()
                     verify(done == 2 * n, "hand registry churn: \(done) of \(2 * n) operations succeeded")
+                    return (middle - start, end - middle)
+                }
+            })
+        contenders.append(
+            Contender(name: handChecked) {
+                sample {
+                    let registry = HandRegistry()
+                    var done = 0
+                    let start = monotonicNanoseconds()
+                    for p in subscribeOrder where registry.add(plain[p]) { done &+= 1 }
+                    let middle = monotonicNanoseconds()
+                    for p in unsubscribeOrder where registry.removeChecked(plain[p]) { done &+= 1 }
+                    let end = monotonicNanoseconds()
+                    verify(done == 2 * n, "checked hand registry churn: \(done) of \(2 * n) operations")
                     return (middle - start, end - middle)
                 }
             })
