@@ -155,6 +155,8 @@ let workloads = [
     "lookup": "isSubscribed for n subscribed plain observers",
     "lookup-absent": "isSubscribed for n plain observers that are not subscribed (n others are)",
     "unsubscribe-random": "unsubscribe n plain observers in a seeded random order",
+    "subscribe-random": "subscribe n plain observers in a seeded random order",
+    "hand-subscribe-random": "hand-written registry: add n observers in a seeded random order",
     "subscribe-actor": "subscribe n plain observers as a main-actor caller does (the actor is recorded)",
     "unsubscribe-actor": "unsubscribe n plain observers that a main-actor caller subscribed, oldest first",
     "subscribe-fresh": "subscribe n plain observers never referenced weakly (side tables allocated)",
@@ -440,6 +442,10 @@ func measuredSection(_ f: Fixture) -> Int {
         for observer in f.fresh where f.subject.addObserver(observer) != nil { result &+= 1 }
     case "hand-subscribe":
         for observer in f.observers where f.hand.add(observer) { result &+= 1 }
+    case "subscribe-random":
+        for p in f.order where f.subject.addObserver(f.observers[p]) != nil { result &+= 1 }
+    case "hand-subscribe-random":
+        for p in f.order where f.hand.add(f.observers[p]) { result &+= 1 }
     case "hand-unsubscribe":
         for observer in f.observers where f.hand.remove(observer) { result &+= 1 }
     case "cycle":
