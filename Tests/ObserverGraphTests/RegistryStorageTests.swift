@@ -255,6 +255,51 @@ struct RegistryStorageTests {
         }
     }
 
+    /// A due sweep samples a large registry first and loads every entry only where the sample
+    /// finds enough of them dead (see `GraphNode._sweepDeadObservers`). Whatever share of a
+    /// growing registry's observers are deallocated without leaving, the dead entries must stay
+    /// within three times the live ones (64 while there are few), after every subscribe.
+    @Test(
+        "Dead entries stay bounded in a growing registry, whatever share of its observers die",
+        arguments: [0, 5, 20, 50, 80, 95, 100])
+    func deadEntriesBounded(percentDying: Int) {
+        var random = SeededGenerator(seed: UInt64(percentDying) &+ 11)
+        let subject = Subject("S")
+        var kept: [Watcher] = []
+        // An unowned reference keeps a deallocated object's memory, so no new observer takes
+        // its address (a subscribe at the address of a dead entry replaces it, which would
+        // hide a sweep that does not come).
+        var graves: [Grave] = []
+        var worst = (dead: 0, live: 0)
+        for serial in 0..<8_000 {
+            do {
+                let observer = Watcher("W\(serial)")
+                subject.addObserver(observer)
+                if Int.random(in: 0..<100, using: &random) >= percentDying {
+                    kept.append(observer)
+                } else {
+                    graves.append(Grave(watcher: observer))
+                }
+            }  // deallocated here unless kept, still subscribed
+            let dead = subject.graphNode._state.withLock { $0.observers.filedCount } - kept.count
+            if dead > max(64, 3 * kept.count) {
+                worst = (dead, kept.count)
+                break
+            }
+        }
+        #expect(worst.dead == 0, "\(worst.dead) dead entries next to \(worst.live) live ones")
+        // A broadcast drops every dead entry it meets: what is left is the kept observers, in order.
+        subject.broadcast(as: Watcher.self) { _ in }
+        #expect(subject.graphNode._state.withLock { $0.observers.filedCount } == kept.count)
+        #expect(subject.observers.map(\.observerID) == kept.map(\.observerID))
+        withExtendedLifetime(graves) {}
+    }
+
+    /// An observer's memory, kept after its deinit.
+    struct Grave {
+        unowned let watcher: Watcher
+    }
+
     @Test("A registry that shrank hands its slot memory back")
     func shrinkingHandsMemoryBack() {
         // White-box: the capacity of the slot buffer is not visible through the API. Compaction
