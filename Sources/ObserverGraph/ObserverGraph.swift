@@ -1988,10 +1988,14 @@ public final class GraphNode: @unchecked Sendable {
                 seed: UInt64(UInt(bitPattern: ObjectIdentifier(self).hashValue)) ^ UInt64(slots.count)
                     ^ UInt64(layout))
             var filed = 0
-            for stretch in 0..<_SweepSample.size {
-                let start = stretch * slots.count / _SweepSample.size
-                let end = (stretch + 1) * slots.count / _SweepSample.size
-                let position = start + Int(truncatingIfNeeded: random.next() % UInt64(end - start))
+            // Stretch bounds in 64 bits: `stretch * count` overflows a 32-bit `Int` from 2^25
+            // slots on.
+            let count = UInt64(slots.count)
+            let size = UInt64(_SweepSample.size)
+            for stretch in 0..<size {
+                let start = stretch * count / size
+                let end = (stretch + 1) * count / size
+                let position = Int(truncatingIfNeeded: start + random.next() % (end - start))
                 let bits = slots[position].bits
                 guard bits != 0 else { continue }
                 filed += 1
