@@ -1985,8 +1985,7 @@ public final class GraphNode: @unchecked Sendable {
         var full = true
         if sampleFirst && slots.count >= _SweepSample.minimumSlots {
             var random = _SweepSample.Generator(
-                seed: UInt64(UInt(bitPattern: ObjectIdentifier(self).hashValue)) ^ UInt64(slots.count)
-                    ^ UInt64(layout))
+                seed: UInt64(UInt(bitPattern: ObjectIdentifier(self))) ^ UInt64(slots.count) ^ UInt64(layout))
             var filed = 0
             // Stretch bounds in 64 bits: `stretch * count` overflows a 32-bit `Int` from 2^25
             // slots on.
@@ -2676,12 +2675,16 @@ struct _Registry {
         guard slots.count < Self.capacityLimit else { return .present(object) }
         let raw = key._raw
         let end = slots.count
+        // Whether the entry of a deallocated object with the same identity was vacated (its
+        // object's address taken by this one): that hole is compacted like a removal's.
+        var replacedDead = false
         if table.isEmpty {
             if let old = position(of: raw) {
                 if let existing = slots[old].loadObject() { return .present(existing) }
                 // An edge entry goes only with its edge, on both sides.
                 if slots[old].bits & _SlotFlags.tracking != 0 { return .present(nil) }
                 vacate(old)  // left by a deallocated object that had the same identity
+                replacedDead = true
             }
             if vacant != 0 && slots[end &- 1].bits == 0 {
                 // A short list only: in an indexed one a hole at the end is rare, and the check
@@ -2698,6 +2701,7 @@ struct _Registry {
                 if let existing = slots[old].loadObject() { return .present(existing) }
                 if slots[old].bits & _SlotFlags.tracking != 0 { return .present(nil) }
                 vacate(old)
+                replacedDead = true
                 table.repoint(probe.bucket, to: end)
             } else {
                 table.fill(probe.bucket, raw: raw, position: end)
@@ -2706,6 +2710,10 @@ struct _Registry {
         }
         if let box { extras().boxes[key] = box }
         if flags & _SlotFlags.tracking != 0 { vacantAndTracking |= ~Self.vacantMask }
+        // Else observers that die while subscribed, each new one at a dead one's address, leave
+        // a hole per subscribe: the slots grow without end, and a sweep (which finds nothing
+        // dead, the new observer being alive) is due at every subscribe.
+        if replacedDead { compactIfNeeded() }
         noteChange()
         var sweepDue = false
         if slots.count >= sweepMark {

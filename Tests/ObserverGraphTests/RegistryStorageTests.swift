@@ -295,6 +295,58 @@ struct RegistryStorageTests {
         withExtendedLifetime(graves) {}
     }
 
+    /// A due sweep that samples and finds no dead entry schedules the next one at twice the
+    /// slots; one whose sample finds many dead (here half) loads every entry and drops them all.
+    @Test("A sweep's sample: the next sweep at twice the slots when none died, a full pass when half did")
+    func sweepSampleDecisions() {
+        let subject = Subject("S")
+        let kept = (0..<2_000).map { Watcher("K\($0)") }
+        for watcher in kept { subject.addObserver(watcher) }
+        // Sweeps came due at 64 slots (a full pass, the registry being small), then at 256,
+        // 512 and 1,024, each sampled and finding nothing dead: the next is due at 2,048.
+        let (slots, mark) = subject.graphNode._state.withLock {
+            ($0.observers.slots.count, $0.observers.sweepMark)
+        }
+        #expect(slots == 2_000 && mark == 2_048, "slots \(slots), next sweep at \(mark)")
+        // Observers that die while subscribed, their memory kept so that no new one takes a dead
+        // one's address. At 2,048 slots the sample finds under an eighth dead (48 of 2,048) and
+        // the next sweep is due at 4,096, where half the entries are dead: a full pass.
+        var graves: [Grave] = []
+        for serial in 0..<2_200 {
+            let observer = Watcher("D\(serial)")
+            subject.addObserver(observer)
+            graves.append(Grave(watcher: observer))
+        }
+        // Left: the kept observers, and the dying ones subscribed after the full pass (the one
+        // whose subscribe ran it was alive then).
+        let filed = subject.graphNode._state.withLock { $0.observers.filedCount }
+        #expect(filed == 2_000 + 2_200 - (4_096 - 2_000) + 1, "filed \(filed)")
+        withExtendedLifetime(kept) {}
+        withExtendedLifetime(graves) {}
+    }
+
+    /// Observers that die while subscribed, each new one at its predecessor's address (as the
+    /// allocator hands it back): each subscribe replaces a dead entry, vacating its slot. Those
+    /// holes must be compacted like a removal's, or the slots grow at every subscribe and a
+    /// sweep, finding the new observer alive, comes due at every one (found by a review).
+    @Test("Holes left by subscribes that replace dead entries are compacted")
+    func holesFromReplacedDeadEntries() {
+        let subject = Subject("S")
+        let kept = (0..<20).map { Watcher("K\($0)") }
+        for watcher in kept { subject.addObserver(watcher) }
+        for serial in 0..<5_000 {
+            let observer = Watcher("W\(serial)")
+            subject.addObserver(observer)
+        }  // each deallocated while subscribed
+        let (slots, mark) = subject.graphNode._state.withLock {
+            ($0.observers.slots.count, $0.observers.sweepMark)
+        }
+        #expect(slots < 200, "\(slots) slots for \(kept.count) live observers and dead ones")
+        #expect(mark > slots, "a sweep due at \(mark) slots, with \(slots) already")
+        subject.broadcast(as: Watcher.self) { _ in }
+        #expect(subject.observers.map(\.observerID) == kept.map(\.observerID))
+    }
+
     /// An observer's memory, kept after its deinit.
     struct Grave {
         unowned let watcher: Watcher
