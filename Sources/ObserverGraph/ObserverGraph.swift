@@ -2966,6 +2966,9 @@ struct _Registry {
     ) -> _SlotMoves {
         var moved = _SlotMoves()
         var position = 0
+        // Made once: a vacant slot made per run cost a weak reference's initialization and
+        // assignment each time.
+        let vacantSlot = _Slot(object: nil, bits: 0)
         while position < count {
             if source[position].bits == 0 {
                 position += 1
@@ -2988,7 +2991,7 @@ struct _Registry {
             }
             (target + destination).moveInitialize(from: source + start, count: length)
             let left = inPlace ? max(start, destination + length) : start
-            (source + left).initialize(repeating: _Slot(object: nil, bits: 0), count: position - left)
+            (source + left).initialize(repeating: vacantSlot, count: position - left)
         }
         return moved
     }
@@ -3076,7 +3079,13 @@ struct _RegistryIndexView {
 struct _SlotMoves {
     var kept = 0
     var tracking: UInt64 = 0
-    var runs: [(start: Int, shift: Int)]? = []
+    /// Room for every run it can hold, taken at once: where holes are scattered (removals in
+    /// random order), growing it run by run reallocated it six times per compaction.
+    var runs: [(start: Int, shift: Int)]? = {
+        var runs: [(start: Int, shift: Int)] = []
+        runs.reserveCapacity(_SlotMoves.runLimit)
+        return runs
+    }()
 
     /// Beyond this many runs, the index is rebuilt rather than shifted.
     static let runLimit = 64
