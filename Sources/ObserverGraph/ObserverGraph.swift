@@ -1355,7 +1355,14 @@ final class _NodeIsolation {
             isolation.dropped.append(sole)
             return true
         }
-        return isolation.forget(key, observers: observers)  // a stale record of the same identity
+        // A record under `key` is stale: a deallocated observer's, whose entry this one replaced
+        // (it took its address). Removed here, not with `forget`, which keeps the records of
+        // keys still filed, as `key` now is: the new observer inherited the old one's actor.
+        guard !isolation.actors.isEmpty,
+            let stale = isolation.actors.removeValue(forKey: _IsolationKey(key._raw))
+        else { return false }
+        isolation.dropped.append(stale)
+        return true
     }
 
     private func record(_ actor: any Actor, for key: ObserverID, observers: borrowing _Registry) -> Bool {
@@ -2925,7 +2932,7 @@ struct _Registry {
         // time. When the buffer would stay over four times the live count, the runs move into
         // a buffer sized for them instead, which hands the memory back in the same pass.
         let live = slots.count - vacant
-        var moved = _SlotMoves()
+        var moved = _SlotMoves(runs: nil)  // replaced below (without the room a fresh one reserves)
         if slots.capacity > 4 * live {
             let fresh = ContiguousArray<_Slot>(unsafeUninitializedCapacity: live) { target, initialized in
                 slots.withUnsafeMutableBufferPointer { source in

@@ -450,6 +450,41 @@ struct ActorDeliveryTests {
             }
         }
     }
+
+    /// An observer deallocated while subscribed leaves its entry, and its actor's record, until
+    /// something drops them; a new observer allocated at its address and added with no isolation
+    /// replaces the entry, and must not inherit the record: a post calls it here, on the posting
+    /// thread, instead of queueing it for the dead observer's actor (found by a review).
+    @Test("An observer at a deallocated observer's address does not inherit that observer's actor")
+    func reusedAddressDoesNotInheritActor() async {
+        let wallet = ActorWallet()
+        let other = Collector()
+        let kept = Watcher("kept")
+        wallet.addObserver(kept, isolation: nil)
+        var reused = false
+        for attempt in 0..<50 where !reused {
+            var address: UInt = 0
+            do {
+                let doomed = Watcher("doomed \(attempt)")
+                wallet.addObserver(doomed, isolation: other)
+                address = UInt(bitPattern: ObjectIdentifier(doomed))
+            }  // deallocated while subscribed
+            let fresh = Watcher("fresh \(attempt)")
+            guard UInt(bitPattern: ObjectIdentifier(fresh)) == address else {
+                // Another address: a broadcast drops the dead entry and its record, which a post
+                // would otherwise queue for `other` (a queued call loads its observer there).
+                wallet.broadcast(as: Watcher.self) { _ in }
+                continue
+            }
+            reused = true
+            wallet.addObserver(fresh, isolation: nil)
+            let result = wallet.post(as: Watcher.self) { _ in }
+            #expect(result.delivered == 2 && result.enqueued == 0, "\(result)")
+            wallet.removeObserver(fresh)
+        }
+        #expect(reused, "no observer was allocated at a deallocated one's address")
+        withExtendedLifetime(kept) {}
+    }
 }
 
 @Suite("Actors: array mutations made on an actor reach its closures before they return")
