@@ -111,6 +111,32 @@ struct OperatorOwnershipTests {
         #expect(x.value == 5)
     }
 
+    @Test("The event sources of derived values that delivered go with them, joins included")
+    func eventSourcesGoWithTheirValues() {
+        let x = ObservableValue(0)
+        let seen = GraphLock<[Int]>([])
+        var nodes: [() -> GraphNode?] = []
+        do {
+            let doubled = x.map { $0 * 2 }
+            let odd = x.map { $0 * 2 + 1 }
+            let sum = doubled.combineLatest(odd).map { $0 + $1 }
+            for derived in [doubled, odd, sum] {
+                weak let node = derived.graphNode
+                nodes.append { node }
+            }
+            let tokens = [doubled, odd, sum].map { derived in
+                derived.observeValuesNonisolated { value in seen.withLock { $0.append(value) } }
+            }
+            x.value = 1
+            #expect(nodes.allSatisfy { $0() != nil })
+            for token in tokens { token.cancel() }
+        }
+        // Each value's observers went with its node: none left, and nothing delivered after.
+        #expect(nodes.allSatisfy { $0() == nil })
+        x.value = 2
+        #expect(seen.withLock { $0 } == [0, 1, 1, 2, 3, 5])
+    }
+
     @Test("A derived value keeps its inputs alive; combineLatest keeps both")
     func derivedKeepsInputs() {
         weak var weakA: ObservableValue<Int>?

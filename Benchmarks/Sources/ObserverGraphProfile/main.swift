@@ -177,6 +177,7 @@ let workloads = [
     "hand-arrayappend": "hand baseline: append n elements to an [Int], hand one ArrayChange to ten closures",
     "chain": "set an ObservableValue<Int> n times through map, filter, removeDuplicates to one observer",
     "diamond": "set an ObservableValue<Int> n times through map and map into combineLatest",
+    "map": "set an ObservableValue<Int> n times through one map to one observer",
     "oc-chain": "the chain workload in OpenCombine: CurrentValueSubject, map, filter, removeDuplicates, sink",
     "actorset": "set an ObservableValue<Int> n times on the main actor, observed by one main-actor closure",
     "arraymutations":
@@ -287,6 +288,8 @@ let operatorToken: SubscriptionToken? =
     case "chain":
         operatorSource.map { $0 &* 3 }.filter { $0 % 2 == 0 }.removeDuplicates()
             .observeValuesNonisolated { v in operatorSum.withLock { $0 &+= v } }
+    case "map":
+        operatorSource.map { $0 &* 3 }.observeValuesNonisolated { v in operatorSum.withLock { $0 &+= v } }
     case "diamond":
         operatorSource.map { $0 &* 2 }.combineLatest(operatorSource.map { $0 &+ 1 })
             .observeValuesNonisolated { v in operatorSum.withLock { $0 &+= v.0 &+ v.1 } }
@@ -430,7 +433,7 @@ func measuredSection(_ f: Fixture) -> Int {
             let changeset = ArrayChangeset.diff(from: opaque(diffArrays.old), to: opaque(diffArrays.new))
             result &+= changeset.deletes.count &+ changeset.inserts.count
         }
-    case "chain", "diamond":
+    case "chain", "diamond", "map":
         for i in 0..<f.observers.count { operatorSource.value = i >> 1 }
         result = operatorSum.withLock { $0 }
     case "oc-chain":

@@ -1,14 +1,18 @@
 // The event source inside a derived value, and how a node hands it what it emitted in a pass.
 
 extension _OperatorNode {
-    /// Delivers what this node emitted during the pass to the derived value's observers.
+    /// Delivers what this node emitted during the pass to the derived value's observers;
+    /// nothing once the derived value is gone (`detachAll` ran).
     @inlinable
     func publish() {
-        let (outbox, publisher) = links.withLock { links in
-            defer { links.outbox = _Outbox() }
-            return (links.outbox, links.publisher)
+        // Taken out (moved, not copied); released after unlocking, even when not delivered.
+        let (outbox, live) = links.withLock { links -> (_Outbox<Value>, Bool) in
+            var taken = _Outbox<Value>()
+            swap(&taken, &links.outbox)
+            return (taken, !links.released)
         }
-        publisher?.publish(outbox)
+        // Held by this node until its deinit: no reference to count.
+        if live, let publisher { publisher._withUnsafeGuaranteedRef { $0.publish(outbox) } }
     }
 }
 

@@ -74,15 +74,15 @@ public final class DerivedValue<Value: Sendable>:
         _ name: String, upstreams: [any GraphObservable], inputs: [any _OperatorInput], replays: Bool,
         connect: (_OperatorNode<Value>) -> Void
     ) {
+        let source = _DerivedSource<Value>(current: nil, terminal: nil, replays: replays)
         let core = _OperatorNode<Value>(
             rank: 1 + (inputs.lazy.map(\.rank).max() ?? 0),
             domain: _PropagationDomain.joining(inputs.map(\.domain)), replays: replays, latest: nil,
-            terminal: nil, building: true)
+            terminal: nil, building: true, publisher: source)
         connect(core)
+        core.finishBuilding()
         self.core = core
-        self.source = core.finishBuilding { latest, terminal in
-            _DerivedSource(current: latest, terminal: terminal, replays: replays)
-        }
+        self.source = source
         self.upstreams = upstreams
         self.graphDisplayName = name
         for upstream in upstreams { upstream.addObserver(self, isolation: nil) }
@@ -100,12 +100,11 @@ public final class DerivedValue<Value: Sendable>:
         joining name: String, upstreams: [any GraphObservable], inputs: [any _OperatorInput],
         replays: Bool, connect: @escaping @Sendable (_OperatorNode<Value>, _Pass) -> Void
     ) {
+        let source = _DerivedSource<Value>(current: nil, terminal: nil, replays: replays)
         let core = _OperatorNode<Value>(
             rank: 1 + (inputs.lazy.map(\.rank).max() ?? 0),
             domain: _PropagationDomain.joining(inputs.map(\.domain)), replays: replays, latest: nil,
-            terminal: nil, building: false)
-        let source = _DerivedSource<Value>(current: nil, terminal: nil, replays: replays)
-        core.links.withLock { $0.publisher = source }
+            terminal: nil, building: false, publisher: source)
         self.core = core
         self.source = source
         self.upstreams = upstreams

@@ -80,8 +80,6 @@ struct _NodeLinks<Value: Sendable> {
     @usableFromInline var handingOff = false
     /// The parents' edges to make direct once the work handed off has run.
     var flipsAfterHandOff: [@Sendable () -> Void] = []
-    /// The derived value's event source, once built; it delivers `outbox` after each pass.
-    @usableFromInline weak var publisher: _DerivedSource<Value>?
     /// Whether the derived value was ever observed: until then, it does not publish.
     @usableFromInline var observed = false
     @usableFromInline var outbox = _Outbox<Value>()

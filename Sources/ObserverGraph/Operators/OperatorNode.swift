@@ -27,6 +27,13 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     /// A source's input only: takes it out of its source once it lost its last edge (see
     /// `disconnect`). Set before the node is published, never changed.
     private(set) var retire: (@Sendable () -> Void)?
+    /// The event source of the derived value whose core this is (`nil` for a source's input): it
+    /// delivers what the node emits to the value's observers (see `publish`). Retained here
+    /// until the node's deinit and never changed, so that a publish reaches it with no weak load
+    /// and no reference counted: the source has a side table (its observations hold it weakly),
+    /// where each count costs far more than an inline one. Publishing stops when the derived
+    /// value goes (`released`).
+    @usableFromInline let publisher: Unmanaged<_DerivedSource<Value>>?
     /// Makes the parents' edges to this node direct once it is built (used by its builder only).
     @usableFromInline var whenBuilt: [@Sendable () -> Void] = []
     /// Marked in the running pass (see `_Pass.mark`); touched only by the thread running passes.
@@ -39,9 +46,10 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     @usableFromInline
     init(
         rank: Int, domain: _PropagationDomain, replays: Bool, latest: Value?, terminal: GraphEvent<Value>?,
-        building: Bool
+        building: Bool, publisher: _DerivedSource<Value>?
     ) {
         self.rank = rank
+        self.publisher = publisher.map { Unmanaged.passRetained($0) }
         self.domain = domain
         self.pass = domain.reusablePass
         self.replays = replays
@@ -50,6 +58,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
 
     deinit {
         for undo in links.withLock({ $0.detach }) { undo() }
+        publisher?.release()
     }
 
     /// Runs `markedWork` (see `_Pass.mark`).
@@ -153,8 +162,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
             case .finished, .failed: links.terminal = event
             }
             var first = false
-            // `observed` comes after the publisher is set, and `released` before it goes: no
-            // weak load here (one that finds it gone at `publish` delivers nothing).
+            // Only for an observed derived value that still lives (`publish` checks again).
             if pass != nil, links.observed, !links.released {
                 first = links.outbox.isEmpty
                 links.outbox.append(event)
@@ -276,8 +284,9 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Ends the build: runs the work that arrived meanwhile, then, in one critical section,
-    /// makes the derived value's event source from the state reached and attaches it.
+    /// Ends the build: runs the work that arrived meanwhile, then, in one critical section, marks
+    /// the node built (its event source takes the state reached when first observed, see
+    /// `DerivedValue.publishing()`).
     ///
     /// The builder runs one batch of that work: a thread that changes an input without pause
     /// could otherwise buffer work faster than the builder runs it, and the build would never
@@ -290,27 +299,23 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     /// changes stopped), an empty job submitted from a global queue runs it. No
     /// event is lost or reordered, no pass reads the node's value before that work ran, and
     /// the build ends after one batch.
-    func finishBuilding(
-        _ make: (Value?, GraphEvent<Value>?) -> _DerivedSource<Value>
-    ) -> _DerivedSource<Value> {
+    func finishBuilding() {
         var ranBatch = false
         while true {
             let flips = whenBuilt
-            let (work, made, handedOff) = links.withLock {
-                links -> ([@Sendable (_Pass?) -> Void], _DerivedSource<Value>?, Bool) in
+            let (work, built, handedOff) = links.withLock {
+                links -> ([@Sendable (_Pass?) -> Void], Bool, Bool) in
                 if !links.buffered.isEmpty, !ranBatch {
                     defer { links.buffered = [] }
-                    return (links.buffered, nil, false)
+                    return (links.buffered, false, false)
                 }
                 links.building = false
-                let made = make(links.latest, links.terminal)
-                links.publisher = made
-                guard !links.buffered.isEmpty else { return ([], made, false) }
+                guard !links.buffered.isEmpty else { return ([], true, false) }
                 links.handingOff = true
                 links.flipsAfterHandOff = flips
-                return ([], made, true)
+                return ([], true, true)
             }
-            guard let made else {
+            guard built else {
                 for item in work { item(nil) }
                 ranBatch = true
                 continue
@@ -337,7 +342,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
             } else {
                 for flip in flips { flip() }
             }
-            return made
+            return
         }
     }
 
@@ -366,7 +371,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         let replays = source.pipeline.withLock { $0.current != nil }  // fixed for a source's life
         let node = _OperatorNode(
             rank: 0, domain: _PropagationDomain(), replays: replays, latest: nil, terminal: nil,
-            building: false)
+            building: false, publisher: nil)
         let handler = makeHandler(node)
         // Compares identities: the closure holds nothing of the node, and the source weakly.
         let identity = ObjectIdentifier(node)
