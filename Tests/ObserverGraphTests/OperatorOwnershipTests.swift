@@ -137,6 +137,64 @@ struct OperatorOwnershipTests {
         #expect(seen.withLock { $0 } == [0, 1, 1, 2, 3, 5])
     }
 
+    @Test("An operator released by another one's closure during a pass is freed when the pass ends")
+    func operatorReleasedDuringAPass() {
+        let deinits = Counters()
+        let x = ObservableValue(0)
+        let victim = GraphLock<DerivedValue<Int>?>(nil)
+        let trackersDuringPass = GraphLock<[Int]>([])
+        // The first edge of the source's input: it runs first in each pass, and on 1 releases the
+        // value built after it, whose edge the same pass has read and calls next.
+        let killer = x.map { value -> Int in
+            if value == 1 {
+                let released = victim.withLock { victim in
+                    defer { victim = nil }
+                    return victim
+                }
+                withExtendedLifetime(released) {}
+                trackersDuringPass.withLock { $0.append(deinits["tracker"]) }
+            }
+            return value
+        }
+        victim.withLock { $0 = x.map { [tracker = CapturedTracker(deinits)] in tracker.offset($0) } }
+        x.value = 1
+        // The pass could still call the released operator: its closure went after the pass.
+        #expect(trackersDuringPass.withLock { $0 } == [0])
+        #expect(deinits["tracker"] == 1)
+        x.value = 2
+        #expect(killer.value == 2)
+        #expect(deinits["tracker"] == 1)
+    }
+
+    @Test("Stress: operators built and released while another thread sets their source are all freed")
+    func operatorsReleasedUnderLoad() {
+        let deinits = Counters()
+        let x = ObservableValue(0)
+        let done = GraphLock(false)
+        let delivered = GraphLock(0)
+        race(threads: 2) { thread in
+            if thread == 0 {
+                for _ in 0..<200 {
+                    let derived = x.map { [tracker = CapturedTracker(deinits)] in tracker.offset($0) }
+                    let token = derived.observeValuesNonisolated { _ in delivered.withLock { $0 += 1 } }
+                    token.cancel()
+                }
+                done.withLock { $0 = true }
+            } else {
+                var step = 0
+                while step < 300 || (step < 50_000 && !done.withLock({ $0 })) {
+                    step += 1
+                    x.value = step
+                }
+            }
+        }
+        // Each operator closure went, whether its edge was removed during a pass or not.
+        #expect(deinits["tracker"] == 200)
+        #expect(delivered.withLock { $0 } >= 200)  // each observer received the value first
+        x.value = -1
+        #expect(deinits["tracker"] == 200)
+    }
+
     @Test("A derived value keeps its inputs alive; combineLatest keeps both")
     func derivedKeepsInputs() {
         weak var weakA: ObservableValue<Int>?

@@ -1,12 +1,29 @@
 // What an operator node holds under its lock: its edges, latest value, terminal event, outbox.
 
+/// What an edge runs for each event: the child's operator; its last argument is `direct`.
+@usableFromInline
+final class _EdgeCall<Value: Sendable>: Sendable {
+    @usableFromInline let call: @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void
+
+    init(_ call: @escaping @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void) {
+        self.call = call
+    }
+}
+
 /// One edge of a node: its id and what it runs for each event (a struct, not a labeled tuple,
 /// whose metadata unspecialized code would look up by its labels).
+///
+/// What it runs is held without reference counting, so that emitting along an edge counts no
+/// reference: retained when the edge is made (`_OperatorNode.connect`), released by the node's
+/// deinit, or, once removed (`disconnect`), when no pass of the component is running any more
+/// (`_PropagationDomain.releaseAfterPasses`). Edges are called only inside passes (a node being
+/// built, whose events carry no pass, has no edge yet), so a pass that read an edge before its
+/// removal still finds what it runs.
 @usableFromInline
-struct _Edge<Value: Sendable>: Sendable {
+struct _Edge<Value: Sendable>: @unchecked Sendable {
     @usableFromInline let id: UInt64
-    /// Runs the child's operator for an event; its last argument is `direct`.
-    @usableFromInline let call: @Sendable (GraphEvent<Value>, _Pass?, Bool) -> Void
+    /// Runs the child's operator for an event (see above).
+    @usableFromInline let target: Unmanaged<_EdgeCall<Value>>
     /// The child is built, so the event goes straight to its operator; until then the child
     /// checks, under its lock, whether to hand the event to its builder.
     @usableFromInline var direct: Bool
@@ -20,7 +37,7 @@ struct _Edge<Value: Sendable>: Sendable {
         epoch: UInt64
     ) {
         self.id = id
-        self.call = call
+        self.target = .passRetained(_EdgeCall(call))
         self.direct = direct
         self.epoch = epoch
     }
@@ -52,6 +69,9 @@ struct _EdgeList<Value: Sendable> {
 
     /// No edge at all.
     var isEmpty: Bool { first == nil }
+
+    /// Every edge, in order.
+    var all: [_Edge<Value>] { (first.map { [$0] } ?? []) + more }
 
     /// Removes the edge `id` and returns it; `nil` when there is none.
     mutating func remove(_ id: UInt64) -> _Edge<Value>? {

@@ -57,7 +57,10 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     }
 
     deinit {
-        for undo in links.withLock({ $0.detach }) { undo() }
+        let (undo, edges) = links.withLock { ($0.detach, $0.edges.all) }
+        for undo in undo { undo() }
+        // No pass is emitting from this node (it would hold it): what the edges run goes now.
+        for edge in edges { edge.target.release() }
         publisher?.release()
     }
 
@@ -121,7 +124,9 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
             guard removed != nil, retire != nil else { return (removed, false) }
             return (removed, links.retireIfIdle())
         }
-        withExtendedLifetime(removed) {}  // the operator closure is released with no lock held
+        // A pass running now may have read the edge: what it runs (the operator closure) goes
+        // once no pass runs, with no lock held.
+        if let removed { domain.releaseAfterPasses(removed.target.takeRetainedValue()) }
         if retiring { retire?() }
     }
 
@@ -189,10 +194,10 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
             // so `accept` queues the event for a pass of its own (or hands it to the child's
             // builder, who owns the child until it is built).
             pass.crossing = domain
-            edge.call(event, pass, false)
+            edge.target._withUnsafeGuaranteedRef { $0.call(event, pass, false) }
             pass.crossing = nil
         } else {
-            edge.call(event, pass, edge.direct)
+            edge.target._withUnsafeGuaranteedRef { $0.call(event, pass, edge.direct) }
         }
     }
 

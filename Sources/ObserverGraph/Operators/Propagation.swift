@@ -195,11 +195,12 @@ final class _PropagationDomain: @unchecked Sendable {
     /// of the component (after a merge) is left to run it. Called by a runner after its pass.
     @usableFromInline
     func runQueued(_ pass: _Pass) {
-        // The usual case first: a root, one runner, nothing queued.
-        let finished = state.withLock { state -> Bool in
+        // The usual case first: a root, one runner, nothing queued. Edges removed meanwhile are
+        // released once the last runner leaves (`releaseAfterPasses`), with no lock held.
+        let (finished, removedEdges) = state.withLock { state -> (Bool, [AnyObject]?) in
             takeOver(&state)
             guard state.parent == nil, state.runners == 1, state.head == state.jobs.count else {
-                return false
+                return (false, nil)
             }
             if !state.jobs.isEmpty {
                 state.jobs.removeAll(keepingCapacity: state.jobs.count <= 64)
@@ -207,23 +208,25 @@ final class _PropagationDomain: @unchecked Sendable {
             }
             state.runners = 0
             releaseIfIdle(state)
-            return true
+            return (true, state.takeRemovedEdges())
         }
+        withExtendedLifetime(removedEdges) {}
         if finished { return }
         var domain = self
         while true {
-            let (job, parent) = domain.state.withLock {
-                state -> ((@Sendable (_Pass) -> Void)?, _PropagationDomain?) in
+            let (job, parent, removedEdges) = domain.state.withLock {
+                state -> ((@Sendable (_Pass) -> Void)?, _PropagationDomain?, [AnyObject]?) in
                 domain.takeOver(&state)
-                if let parent = state.parent { return (nil, parent) }
+                if let parent = state.parent { return (nil, parent, nil) }
                 guard state.runners == 1, let job = state.next() else {
                     state.runners -= 1
                     domain.releaseIfIdle(state)
-                    return (nil, nil)
+                    return (nil, nil, state.runners == 0 ? state.takeRemovedEdges() : nil)
                 }
                 pass.epoch = state.epoch
-                return (job, nil)
+                return (job, nil, nil)
             }
+            withExtendedLifetime(removedEdges) {}
             if let parent {
                 domain = parent
                 continue
@@ -231,6 +234,28 @@ final class _PropagationDomain: @unchecked Sendable {
             guard let job else { return }
             job(pass)
             pass.run()
+        }
+    }
+
+    /// Releases `removed` (what a removed edge ran, see `_Edge`) once no pass of the component is
+    /// running: at once when none is, otherwise when the last runner leaves (`runQueued`). A
+    /// pass that read the edge before it was removed may still call it until then. Released
+    /// with no lock held.
+    func releaseAfterPasses(_ removed: AnyObject) {
+        var domain = self
+        while true {
+            let parent = domain.state.withLock { state -> _PropagationDomain? in
+                domain.takeOver(&state)
+                if let parent = state.parent { return parent }
+                if state.runners > 0 {
+                    state.removedEdges.append(removed)
+                } else {
+                    domain.releaseIfIdle(state)
+                }
+                return nil
+            }
+            guard let parent else { return }  // `removed` goes here unless kept
+            domain = parent
         }
     }
 
@@ -311,6 +336,16 @@ struct _DomainState {
     @usableFromInline var runners = 0
     @usableFromInline var jobs: [(@Sendable (_Pass) -> Void)?] = []
     @usableFromInline var head = 0
+    /// What edges removed while a pass ran ran (see `_PropagationDomain.releaseAfterPasses`).
+    var removedEdges: [AnyObject] = []
+
+    /// Takes out the edges removed while passes ran, once the last runner left; `nil` when
+    /// there is none. Released by the caller after unlocking.
+    mutating func takeRemovedEdges() -> [AnyObject]? {
+        guard !removedEdges.isEmpty else { return nil }
+        defer { removedEdges = [] }
+        return removedEdges
+    }
 
     /// Takes the next job; empties the queue when there is none.
     mutating func next() -> (@Sendable (_Pass) -> Void)? {
@@ -346,6 +381,8 @@ struct _DomainState {
         winner.epoch = epoch
         winner.runners += loser.runners
         loser.runners = 0
+        winner.removedEdges += loser.removedEdges
+        loser.removedEdges = []
         while let job = loser.next() { winner.jobs.append(job) }
     }
 }
