@@ -22,8 +22,9 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     /// The component this node belongs to (it may have been merged into another since).
     @usableFromInline let domain: _PropagationDomain
     /// The domain's reusable pass (and fast path gate), kept here so that a source's change
-    /// reaches it with one reference (see `_PropagationDomain.submit`).
-    @usableFromInline let pass: _Pass
+    /// reaches it with one reference, and unretained: `domain` keeps it (see
+    /// `_PropagationDomain.submit`).
+    @usableFromInline let pass: Unmanaged<_Pass>
     /// A source's input only: takes it out of its source once it lost its last edge (see
     /// `disconnect`). Set before the node is published, never changed.
     private(set) var retire: (@Sendable () -> Void)?
@@ -51,7 +52,7 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
         self.rank = rank
         self.publisher = publisher.map { Unmanaged.passRetained($0) }
         self.domain = domain
-        self.pass = domain.reusablePass
+        self.pass = .passUnretained(domain.reusablePass)
         self.replays = replays
         links = GraphLock(_NodeLinks(latest: latest, terminal: terminal, building: building))
     }

@@ -19,6 +19,10 @@
 /// newer than theirs, so such a pass queues what it would send along one, instead of running it,
 /// ahead of the jobs queued meanwhile (which arrived after it; see `_OperatorNode.emit`). A thread that finishes a pass while another pass of the component
 /// runs leaves the queue to that one, so once they are over, one thread runs the queue again.
+///
+/// **Removed edges** wait for the passes: what an edge runs is held unretained (see `_Edge`), so
+/// an edge removed while passes of the component run is kept here until the last of them ends
+/// (`releaseAfterPasses`); the runner that leaves the component idle releases it, unlocked.
 @usableFromInline
 final class _PropagationDomain: @unchecked Sendable {
     @usableFromInline let state = GraphLock(_DomainState())
@@ -81,21 +85,24 @@ final class _PropagationDomain: @unchecked Sendable {
     @inlinable
     static func submit<Value: Sendable>(_ node: _OperatorNode<Value>, _ event: GraphEvent<Value>) {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), _usesAtomics {
-            // The node keeps its domain's pass (the gate): one reference to count, not three.
-            let pass = node.pass
-            let gate = unsafeDowncast(pass, to: _DomainGate.self)
-            if gate.tryBegin() {
+            // The node reaches its domain's pass (the gate) with no reference to count: the
+            // domain it holds keeps it.
+            let ran = node.pass._withUnsafeGuaranteedRef { pass -> Bool in
+                let gate = unsafeDowncast(pass, to: _DomainGate.self)
+                guard gate.tryBegin() else { return false }
                 node.emit(event, pass)
                 pass.run()
                 if !gate.tryEnd() { node.domain.finishTakenOver(pass) }
-                return
+                return true
             }
+            if ran { return }
         } else if node.domain.beginAtRoot() {
             // The usual case, with no reference counting of the domain or the pass beyond this.
-            let pass = node.pass
-            node.emit(event, pass)
-            pass.run()
-            node.domain.runQueued(pass)
+            node.pass._withUnsafeGuaranteedRef { pass in
+                node.emit(event, pass)
+                pass.run()
+                node.domain.runQueued(pass)
+            }
             return
         }
         let domain = node.domain
