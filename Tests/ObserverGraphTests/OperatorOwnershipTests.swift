@@ -166,6 +166,30 @@ struct OperatorOwnershipTests {
         #expect(deinits["tracker"] == 1)
     }
 
+    @Test("Operators released in a feedback loop are freed pass by pass, not when the loop ends")
+    func operatorsReleasedInAFeedbackLoop() {
+        let deinits = Counters()
+        let x = ObservableValue(0)
+        let y = ObservableValue(0)
+        let freedAtStep = GraphLock<[Int]>([])
+        // Each delivery builds and drops an operator on `x` inside the pass, then sets `y`, whose
+        // change is queued and runs next: the graph never goes idle until the loop stops.
+        let token = x.merge(y).observeValuesNonisolated { value in
+            guard value > 0, value < 50 else { return }
+            do {
+                let dropped = x.map { [tracker = CapturedTracker(deinits)] in tracker.offset($0) }
+                withExtendedLifetime(dropped) {}
+            }
+            freedAtStep.withLock { $0.append(deinits["tracker"]) }
+            y.value = value + 1
+        }
+        x.value = 1
+        // The operator dropped in one pass is freed before the next pass runs.
+        #expect(freedAtStep.withLock { $0 } == Array(0..<49))
+        #expect(deinits["tracker"] == 49)
+        token.cancel()
+    }
+
     @Test("Stress: operators built and released while another thread sets their source are all freed")
     func operatorsReleasedUnderLoad() async {
         let deinits = Counters()

@@ -15,8 +15,8 @@ final class _EdgeCall<Value: Sendable>: Sendable {
 ///
 /// What it runs is held without reference counting, so that emitting along an edge counts no
 /// reference: retained when the edge is made (`_OperatorNode.connect`), released by the node's
-/// deinit, or, once removed (`disconnect`), when no pass of the component is running any more
-/// (`_PropagationDomain.releaseAfterPasses`). Edges are called only inside passes (a node being
+/// deinit, or, once removed (`disconnect`), when the passes of the component running then have
+/// ended (`_PropagationDomain.releaseAfterPasses`). Edges are called only inside passes (a node being
 /// built, whose events carry no pass, has no edge yet), so a pass that read an edge before its
 /// removal still finds what it runs.
 @usableFromInline

@@ -22,7 +22,8 @@
 ///
 /// **Removed edges** wait for the passes: what an edge runs is held unretained (see `_Edge`), so
 /// an edge removed while passes of the component run is kept here until the last of them ends
-/// (`releaseAfterPasses`); the runner that leaves the component idle releases it, unlocked.
+/// (`releaseAfterPasses`); the runner releases it, unlocked, as soon as it is the only one and
+/// between two passes (a feedback loop or a steady stream of sets keeps no edge longer).
 @usableFromInline
 final class _PropagationDomain: @unchecked Sendable {
     @usableFromInline let state = GraphLock(_DomainState())
@@ -203,7 +204,8 @@ final class _PropagationDomain: @unchecked Sendable {
     @usableFromInline
     func runQueued(_ pass: _Pass) {
         // The usual case first: a root, one runner, nothing queued. Edges removed meanwhile are
-        // released once the last runner leaves (`releaseAfterPasses`), with no lock held.
+        // released whenever this thread is the only runner between two passes (none of them is
+        // being called then; see `releaseAfterPasses`), with no lock held.
         let (finished, removedEdges) = state.withLock { state -> (Bool, [AnyObject]?) in
             takeOver(&state)
             guard state.parent == nil, state.runners == 1, state.head == state.jobs.count else {
@@ -217,7 +219,7 @@ final class _PropagationDomain: @unchecked Sendable {
             releaseIfIdle(state)
             return (true, state.takeRemovedEdges())
         }
-        withExtendedLifetime(removedEdges) {}
+        _ = consume removedEdges  // released here, before any job runs
         if finished { return }
         var domain = self
         while true {
@@ -225,15 +227,17 @@ final class _PropagationDomain: @unchecked Sendable {
                 state -> ((@Sendable (_Pass) -> Void)?, _PropagationDomain?, [AnyObject]?) in
                 domain.takeOver(&state)
                 if let parent = state.parent { return (nil, parent, nil) }
+                // The only runner, between passes: no edge is being called.
+                let removedEdges = state.runners == 1 ? state.takeRemovedEdges() : nil
                 guard state.runners == 1, let job = state.next() else {
                     state.runners -= 1
                     domain.releaseIfIdle(state)
-                    return (nil, nil, state.runners == 0 ? state.takeRemovedEdges() : nil)
+                    return (nil, nil, removedEdges)
                 }
                 pass.epoch = state.epoch
-                return (job, nil, nil)
+                return (job, nil, removedEdges)
             }
-            withExtendedLifetime(removedEdges) {}
+            _ = consume removedEdges  // released here, before the next job runs
             if let parent {
                 domain = parent
                 continue
@@ -245,9 +249,10 @@ final class _PropagationDomain: @unchecked Sendable {
     }
 
     /// Releases `removed` (what a removed edge ran, see `_Edge`) once no pass of the component is
-    /// running: at once when none is, otherwise when the last runner leaves (`runQueued`). A
-    /// pass that read the edge before it was removed may still call it until then. Released
-    /// with no lock held.
+    /// running: at once when none is, otherwise as soon as the passes running now have ended
+    /// (`runQueued`: when the only runner is between two passes, or leaves). A pass that read
+    /// the edge before it was removed may still call it until then; later passes cannot read it.
+    /// Released with no lock held.
     func releaseAfterPasses(_ removed: AnyObject) {
         var domain = self
         while true {
