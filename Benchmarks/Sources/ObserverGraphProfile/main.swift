@@ -1,6 +1,6 @@
 // A small plain executable that runs ONE kit workload, for instruction-level profiling:
 //
-//     valgrind --tool=callgrind --toggle-collect='*measuredSection*' \
+//     valgrind --tool=callgrind --toggle-collect='*measuredSection*F' \
 //         ObserverGraphProfile subscribe 100000
 //
 // Only `measuredSection` (and what it calls) is counted, not the set-up. See README.md,
@@ -322,7 +322,7 @@ struct Fixture {
     let handTrackers: [HandTrackingObs]
 }
 
-/// The only part callgrind counts (with --toggle-collect='*measuredSection*').
+/// The only part callgrind counts (with --toggle-collect='*measuredSection*F').
 @inline(never)
 func measuredSection(_ f: Fixture) -> Int {
     var result = 0
@@ -525,7 +525,7 @@ func appendThroughDerived(
     return sum.withLock { $0 }
 }
 
-/// The main-actor counterpart of `valueset` (counted too: its name contains measuredSection).
+/// The main-actor counterpart of `valueset` (counted too: its name matches the pattern).
 @MainActor @inline(never)
 func measuredSectionOnMain(_ count: Int) -> Int {
     let value = ObservableValue(0)
