@@ -160,4 +160,48 @@ struct ObservableArrayDerivedTests {
         #expect(mappedMirror.mirror == mapped.array && filteredMirror.mirror == filtered.array)
         withExtendedLifetime(tokens) {}
     }
+
+    @Test("Appends, updates and removals at the end reach map, filter and bind(to:) with exact changesets")
+    func singleListChanges() throws {
+        let source = ObservableArray([1, 2, 3])
+        let mapped = source.map { $0 * 10 }
+        let evens = source.filter { $0 % 2 == 0 }
+        let target = ObservableArray<Int>()
+        let logs = (0..<3).map { _ in ChangeLog<Int>() }
+        let tokens = [
+            mapped.observeValuesNonisolated(logs[0].record), evens.observeValuesNonisolated(logs[1].record),
+            target.observeValuesNonisolated(logs[2].record), source.bind(to: target),
+        ]
+        source.append(4)
+        source.append(5)  // not even: the filtered array does not change
+        source.append(contentsOf: [6, 7, 8])
+        try source.set(60, at: 5)
+        try source.removeLast()
+        source.append(contentsOf: [9, 11])  // none even
+        #expect(mapped.array == [10, 20, 30, 40, 50, 600, 70, 90, 110])
+        #expect(evens.array == [2, 4, 60])
+        #expect(target.array == source.array)
+        source.removeAll()
+        source.append(2)
+        #expect(mapped.array == [20] && evens.array == [2] && target.array == [2])
+        let everyIndex = ArrayChangeset(inserts: [0, 1, 2])  // a new observer's first event
+        #expect(
+            logs[0].changesets == [
+                everyIndex, ArrayChangeset(inserts: [3]), ArrayChangeset(inserts: [4]),
+                ArrayChangeset(inserts: [5, 6, 7]), ArrayChangeset(updates: [5]),
+                ArrayChangeset(deletes: [7]),
+                ArrayChangeset(inserts: [7, 8]), ArrayChangeset(deletes: Array(0..<9)),
+                ArrayChangeset(inserts: [0]),
+            ])
+        #expect(
+            logs[1].changesets == [
+                ArrayChangeset(inserts: [0]), ArrayChangeset(inserts: [1]), ArrayChangeset(inserts: [2, 3]),
+                ArrayChangeset(updates: [2]), ArrayChangeset(deletes: [3]),
+                ArrayChangeset(deletes: [0, 1, 2]),
+                ArrayChangeset(inserts: [0]),
+            ])
+        // The target, empty when observed, then takes the source's content and each change.
+        #expect(logs[2].changesets == [ArrayChangeset()] + logs[0].changesets)
+        withExtendedLifetime(tokens) {}
+    }
 }

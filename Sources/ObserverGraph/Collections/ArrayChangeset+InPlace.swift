@@ -28,6 +28,25 @@ extension ArrayChangeset {
         return result
     }
 
+    /// `transform` of the new value of each inserted element and of each updated one, in the
+    /// order of `inserts` and of `updates`, read from `array`, the array after the change:
+    /// what `applyInPlace` takes. A changeset of inserts only or of updates only is read
+    /// straight from its one list.
+    ///
+    /// - Complexity: O(k) plus k calls of `transform`, k = number of entries.
+    @inlinable
+    func _newValues<Source, Mapped>(in array: [Source], _ transform: (Source) -> Mapped)
+        -> (inserted: [Mapped], updated: [Mapped])
+    {
+        switch _storage {
+        case .empty, .deletes, .moves: ([], [])
+        case .inserts(let indices): (indices.map { transform(array[$0]) }, [])
+        case .updates(let indices): ([], indices.map { transform(array[$0]) })  // nothing moved
+        case .mixed(let lists):
+            (lists.inserts.map { transform(array[$0]) }, newIndicesOfUpdates().map { transform(array[$0]) })
+        }
+    }
+
     /// Old indices that leave their place (deleted or moved), ascending.
     @inlinable
     func removedOldIndices() -> [Int] {
@@ -49,6 +68,7 @@ extension ArrayChangeset {
     ///   O(n + k) pass.
     @inlinable
     func applyInPlace<Element>(to array: inout [Element], inserted: [Element], updated: [Element]) {
+        if _applySingleList(to: &array, inserted: inserted, updated: updated) { return }
         for (old, value) in zip(updates, updated) { array[old] = value }
         guard !(deletes.isEmpty && inserts.isEmpty && moves.isEmpty) else { return }
         let removed = removedOldIndices()
@@ -62,6 +82,52 @@ extension ArrayChangeset {
             applyStepwise(to: &array, removed: removed, inserted: inserted)
         } else {
             applyInOnePass(to: &array, removed: removed, inserted: inserted)
+        }
+    }
+
+    /// The changes a single mutation makes, applied straight from the one list the changeset
+    /// holds (no list is copied out of it): appends, removals at the end and updates. `false`
+    /// for any other change, which `applyInPlace` then applies in general.
+    ///
+    /// - Complexity: O(k), k = number of entries.
+    @inlinable
+    func _applySingleList<Element>(to array: inout [Element], inserted: [Element], updated: [Element]) -> Bool
+    {
+        switch _storage {
+        case .empty:
+            return true
+        case .inserts(let indices):
+            // Ascending new indices from `count` to `count + k - 1`: exactly the appended ones.
+            guard indices.first == array.count, indices.last == array.count + indices.count - 1 else {
+                return false
+            }
+            array.append(contentsOf: inserted)
+            return true
+        case .deletes(let indices):
+            // Ascending old indices from `count - k` to `count - 1`: exactly the last k.
+            guard indices.first == array.count - indices.count, indices.last == array.count - 1 else {
+                return false
+            }
+            array.removeLast(indices.count)
+            return true
+        case .updates(let indices):
+            for (index, value) in zip(indices, updated) { array[index] = value }
+            return true
+        case .moves, .mixed:
+            return false
+        }
+    }
+
+    /// The number of inserts minus the number of deletes: how much the count grows.
+    ///
+    /// - Complexity: O(1).
+    @inlinable
+    var _growth: Int {
+        switch _storage {
+        case .empty, .updates, .moves: 0
+        case .inserts(let indices): indices.count
+        case .deletes(let indices): -indices.count
+        case .mixed(let lists): lists.inserts.count - lists.deletes.count
         }
     }
 

@@ -27,11 +27,9 @@ extension ReadOnlyObservableArray {
         -> ReadOnlyObservableArray<Mapped>
     {
         let derived = ReadOnlyObservableArray<Mapped>(elements: [], derived: true)
-        derived.follow(self) { [weak derived] change in
-            guard let derived else { return }
+        derived.follow(self) { derived, change in
             let changeset = change.changeset
-            let inserted = changeset.inserts.map { transform(change.array[$0]) }
-            let updated = changeset.newIndicesOfUpdates().map { transform(change.array[$0]) }
+            let (inserted, updated) = changeset._newValues(in: change.array, transform)
             derived._apply(changeset, newCount: change.array.count, inserted: inserted, updated: updated) {
                 change.array.map(transform)
             }
@@ -58,8 +56,7 @@ extension ReadOnlyObservableArray {
     {
         let derived = ReadOnlyObservableArray<Element>(elements: [], derived: true)
         let filter = _FilterState(isIncluded)
-        derived.follow(self) { [weak derived] change in
-            guard let derived else { return }
+        derived.follow(self) { derived, change in
             let translated = filter.translate(change)
             derived._apply(
                 translated.changeset, newCount: translated.newCount, inserted: translated.inserted,
@@ -84,8 +81,7 @@ extension ReadOnlyObservableArray {
             switch event {
             case .value(let change):
                 let changeset = change.changeset
-                let inserted = changeset.inserts.map { change.array[$0] }
-                let updated = changeset.newIndicesOfUpdates().map { change.array[$0] }
+                let (inserted, updated) = changeset._newValues(in: change.array) { $0 }
                 target._apply(changeset, newCount: change.array.count, inserted: inserted, updated: updated) {
                     change.array
                 }
@@ -100,10 +96,10 @@ extension ReadOnlyObservableArray {
     /// (a `bind(to:)` target changed by someone else), it reloads `everything()` instead.
     @inlinable
     final func _apply(
-        _ changeset: ArrayChangeset, newCount: Int, inserted: [Element], updated: [Element],
-        everything: () -> [Element]
+        _ changeset: consuming ArrayChangeset, newCount: Int, inserted: consuming [Element],
+        updated: consuming [Element], everything: () -> [Element]
     ) {
-        let oldCount = newCount - changeset.inserts.count + changeset.deletes.count
+        let oldCount = newCount - changeset._growth
         let inStep = _mutateCurrent { current -> (changed: Bool, result: Bool) in
             guard current.array.count == oldCount else { return (false, false) }
             guard !changeset.isEmpty else { return (false, true) }
@@ -117,26 +113,30 @@ extension ReadOnlyObservableArray {
 
     /// Keeps `handler` subscribed to `upstream`, and `upstream` itself alive, for as long as
     /// this array is alive: a chain `a.map(f).filter(g)` keeps its middle link. (The upstream
-    /// holds this array only weakly, so there is no cycle.) When the upstream terminates, this
-    /// array terminates the same way, after taking the upstream's last value if it had none.
+    /// holds this array only weakly, so there is no cycle.) `handler` gets this array and each
+    /// upstream value, and is not called once this array is gone. When the upstream terminates,
+    /// this array terminates the same way, after taking the upstream's last value if it had none.
     @inlinable
     final func follow<Source: Sendable>(
-        _ upstream: GraphEventSource<Source>, _ handler: @escaping @Sendable (Source) -> Void
+        _ upstream: GraphEventSource<Source>,
+        _ handler: @escaping @Sendable (ReadOnlyObservableArray<Element>, Source) -> Void
     ) {
-        let started = GraphLock(false)
-        let token = upstream.observeNonisolated { [weak self, weak upstream] event in
+        let link = _FollowLink(self, upstream)
+        let token = upstream.observeNonisolated { event in
             switch event {
             case .value(let value):
-                started.withLock { $0 = true }
-                handler(value)
+                if !link.started { link.started = true }
+                guard let follower = link.follower else { return }
+                handler(follower, value)
             case .finished, .failed:
                 // A source that had terminated before we came replays only its end: catch up.
-                if !started.withLock({ $0 }), let upstream,
+                let follower = link.follower
+                if !link.started, let follower, let upstream = link.upstream,
                     let last = upstream.pipeline.withLock({ $0.current })
                 {
-                    handler(upstream._replayValue(last))
+                    handler(follower, upstream._replayValue(last))
                 }
-                if case .failed(let error) = event { self?.fail(error) } else { self?.finish() }
+                if case .failed(let error) = event { follower?.fail(error) } else { follower?.finish() }
             }
         }
         upstreams.withLock { $0 += [token, upstream] }
@@ -154,8 +154,8 @@ extension ReadOnlyObservableArray where Element: Hashable {
     /// - Complexity: per upstream value, see `ArrayChangeset.diff(from:to:)`.
     public convenience init(diffing upstream: GraphEventSource<[Element]>) {
         self.init(elements: [], derived: true)
-        follow(upstream) { [weak self] array in
-            _ = self?._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
+        follow(upstream) { follower, array in
+            _ = follower._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
         }
     }
 }
@@ -169,8 +169,8 @@ extension ReadOnlyObservableArray where Element: Equatable {
     @_disfavoredOverload
     public convenience init(diffing upstream: GraphEventSource<[Element]>) {
         self.init(elements: [], derived: true)
-        follow(upstream) { [weak self] array in
-            _ = self?._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
+        follow(upstream) { follower, array in
+            _ = follower._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
         }
     }
 
@@ -182,8 +182,8 @@ extension ReadOnlyObservableArray where Element: Equatable {
         diffing upstream: GraphEventSource<[Element]>, identifiedBy id: @escaping @Sendable (Element) -> ID
     ) {
         self.init(elements: [], derived: true)
-        follow(upstream) { [weak self] array in
-            _ = self?._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
+        follow(upstream) { follower, array in
+            _ = follower._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
         }
     }
 }
@@ -197,8 +197,8 @@ extension ObservableArray where Element: Equatable {
     @available(*, deprecated, message: "a derived array is read-only: use ReadOnlyObservableArray(diffing:)")
     public convenience init(diffing upstream: GraphEventSource<[Element]>) {
         self.init()
-        follow(upstream) { [weak self] array in
-            _ = self?._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
+        follow(upstream) { follower, array in
+            _ = follower._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
         }
     }
 
@@ -215,8 +215,28 @@ extension ObservableArray where Element: Equatable {
         diffing upstream: GraphEventSource<[Element]>, identifiedBy id: @escaping @Sendable (Element) -> ID
     ) {
         self.init()
-        follow(upstream) { [weak self] array in
-            _ = self?._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
+        follow(upstream) { follower, array in
+            _ = follower._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
         }
+    }
+}
+
+/// What a derived array's upstream observation holds: the derived array and its upstream, both
+/// weakly (the upstream must not keep the array alive, nor the observation its own source), in
+/// immutable weak references, which a load reads with no exclusivity check (a `[weak x]` capture
+/// is a variable: each load of it made a dynamic exclusivity check, as costly as the load).
+@usableFromInline
+final class _FollowLink<Follower: AnyObject & Sendable, Upstream: AnyObject & Sendable>: Sendable {
+    @usableFromInline weak let follower: Follower?
+    @usableFromInline weak let upstream: Upstream?
+    /// Whether a value came: read and written only by the calls of one observation, which its
+    /// source makes one at a time, each ordered after the previous one (see
+    /// `GraphEventSource._roster`).
+    @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var started = false
+
+    @inlinable
+    init(_ follower: Follower, _ upstream: Upstream) {
+        self.follower = follower
+        self.upstream = upstream
     }
 }

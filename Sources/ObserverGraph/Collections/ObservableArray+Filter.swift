@@ -89,11 +89,16 @@ final class _FilterState<Element: Sendable>: Sendable {
     func translate(_ change: ArrayChange<Element>) -> Translated {
         let upstream = change.changeset
         let newCount = change.array.count
-        let oldCount = newCount - upstream.inserts.count + upstream.deletes.count
-        var (flags, ranks) = state.withLock { ($0.flags, $0.ranks) }
-        state.withLock { $0 = ([], _FenwickCounts()) }  // let `flags` be uniquely referenced
+        let oldCount = newCount - upstream._growth
+        var (flags, ranks) = state.withLock { state in
+            defer { state = ([], _FenwickCounts()) }  // let `flags` and `ranks` be uniquely referenced
+            return state
+        }
         guard flags.count == oldCount else {  // out of step: start again from the whole array
             return reset(change, filteredCount: ranks.prefix(ranks.count))
+        }
+        if case .inserts(let indices) = upstream._storage, indices.first == oldCount {
+            return appended(change.array, at: indices, flags: &flags, ranks: &ranks)
         }
         let updateTargets = upstream.newIndicesOfUpdates()
         let insertedFlags = upstream.inserts.map { isIncluded(change.array[$0]) }
@@ -152,6 +157,32 @@ final class _FilterState<Element: Sendable>: Sendable {
         return Translated(
             changeset: ArrayChangeset(deletes: deletes, inserts: inserts, updates: updates, moves: moves),
             newCount: filteredNewCount, inserted: sortedByIndex(inserts, inserted), updated: updated)
+    }
+
+    /// The change of the filtered array when upstream appended the elements at `indices` (the
+    /// last ones of `array`): the included ones are appended, in order. O(k log n).
+    @inlinable
+    func appended(
+        _ array: [Element], at indices: [Int], flags: inout [Bool], ranks: inout _FenwickCounts
+    ) -> Translated {
+        var filteredCount = ranks.prefix(ranks.count)
+        var inserts: [Int] = []
+        var inserted: [Element] = []
+        for index in indices {
+            let element = array[index]
+            let included = isIncluded(element)
+            flags.append(included)
+            ranks.append(included ? 1 : 0)
+            if included {
+                inserts.append(filteredCount)
+                inserted.append(element)
+                filteredCount += 1
+            }
+        }
+        state.withLock { $0 = (flags, ranks) }
+        return Translated(
+            changeset: ArrayChangeset(_storage: inserts.isEmpty ? .empty : .inserts(inserts)),
+            newCount: filteredCount, inserted: inserted, updated: [])
     }
 
     /// The values of `inserts` in ascending index order (the changeset sorts its lists).

@@ -476,7 +476,8 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     ) -> Result? {
         let thread = _currentThreadID()
         var nested: _TransactionLog?
-        var claimed: (value: Value, sequence: UInt64)?
+        var claimed: GraphEvent<Value>?  // moved out below: copied once, from the state
+        var sequence: UInt64 = 0
         let (result, mustDrain) = pipeline.withLock { state -> (Result?, Bool) in
             // Inside a read-modify-write of this source on this thread: applied once (below),
             // replayed when the outer body runs again.
@@ -487,19 +488,19 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             if let log = nested { _ = log.record(Optional(result)) }
             guard changed else { return (result, false) }
             state.version &+= 1
-            let sequence = state.takeSequence()
+            sequence = state.takeSequence()
             guard nested == nil else {
                 return (result, state.enqueue(.broadcast(.value(state.current!), sequence: sequence)))
             }
             let current = state.current!
             guard state.claimOrQueue(.value(current), sequence: sequence) else { return (result, false) }
-            claimed = (current, sequence)
+            claimed = .value(current)
             return (result, true)
         }
         if mustDrain, let nested {
             nested.owesDrain = true  // the outer transaction delivers when it closes
-        } else if let claimed {
-            _deliverClaimed(.value(claimed.value), upTo: claimed.sequence, drainer: _identity(of: isolation))
+        } else if let event = claimed.take() {
+            _deliverClaimed(event, upTo: sequence, drainer: _identity(of: isolation))
         }
         return result
     }
