@@ -76,8 +76,9 @@ extension ReadOnlyObservableArray {
     /// - Complexity: per change, as `map`.
     @inlinable
     public final func bind(to target: ObservableArray<Element>) -> SubscriptionToken {
-        observeNonisolated { [weak target] event in
-            guard let target else { return }
+        let link = _WeakReference(target)
+        return observeNonisolated { event in
+            guard let target = link.object else { return }
             switch event {
             case .value(let change):
                 let changeset = change.changeset
@@ -238,5 +239,17 @@ final class _FollowLink<Follower: AnyObject & Sendable, Upstream: AnyObject & Se
     init(_ follower: Follower, _ upstream: Upstream) {
         self.follower = follower
         self.upstream = upstream
+    }
+}
+
+/// An immutable weak reference, for a closure that must not keep `object` alive: a load reads it
+/// with no exclusivity check, where a `[weak x]` capture (a variable) makes one per load.
+@usableFromInline
+final class _WeakReference<Object: AnyObject & Sendable>: Sendable {
+    @usableFromInline weak let object: Object?
+
+    @inlinable
+    init(_ object: Object) {
+        self.object = object
     }
 }
