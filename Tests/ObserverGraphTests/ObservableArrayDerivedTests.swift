@@ -161,7 +161,7 @@ struct ObservableArrayDerivedTests {
         withExtendedLifetime(tokens) {}
     }
 
-    @Test("Appends, updates and removals at the end reach map, filter and bind(to:) with exact changesets")
+    @Test("Appends, sets and removals at the end reach map, filter and bind(to:) with exact changesets")
     func singleListChanges() throws {
         let source = ObservableArray([1, 2, 3])
         let mapped = source.map { $0 * 10 }
@@ -175,11 +175,14 @@ struct ObservableArrayDerivedTests {
         source.append(4)
         source.append(5)  // not even: the filtered array does not change
         source.append(contentsOf: [6, 7, 8])
-        try source.set(60, at: 5)
+        try source.set(60, at: 5)  // stays in the filter: an update
+        try source.set(3, at: 0)  // stays out: the filtered array does not change
+        try source.set(12, at: 2)  // enters: an insert
+        try source.set(5, at: 1)  // leaves: a delete
         try source.removeLast()
         source.append(contentsOf: [9, 11])  // none even
-        #expect(mapped.array == [10, 20, 30, 40, 50, 600, 70, 90, 110])
-        #expect(evens.array == [2, 4, 60])
+        #expect(mapped.array == [30, 50, 120, 40, 50, 600, 70, 90, 110])
+        #expect(evens.array == [12, 4, 60])
         #expect(target.array == source.array)
         source.removeAll()
         source.append(2)
@@ -189,15 +192,16 @@ struct ObservableArrayDerivedTests {
             logs[0].changesets == [
                 everyIndex, ArrayChangeset(inserts: [3]), ArrayChangeset(inserts: [4]),
                 ArrayChangeset(inserts: [5, 6, 7]), ArrayChangeset(updates: [5]),
-                ArrayChangeset(deletes: [7]),
+                ArrayChangeset(updates: [0]),
+                ArrayChangeset(updates: [2]), ArrayChangeset(updates: [1]), ArrayChangeset(deletes: [7]),
                 ArrayChangeset(inserts: [7, 8]), ArrayChangeset(deletes: Array(0..<9)),
                 ArrayChangeset(inserts: [0]),
             ])
         #expect(
             logs[1].changesets == [
                 ArrayChangeset(inserts: [0]), ArrayChangeset(inserts: [1]), ArrayChangeset(inserts: [2, 3]),
-                ArrayChangeset(updates: [2]), ArrayChangeset(deletes: [3]),
-                ArrayChangeset(deletes: [0, 1, 2]),
+                ArrayChangeset(updates: [2]), ArrayChangeset(inserts: [1]), ArrayChangeset(deletes: [0]),
+                ArrayChangeset(deletes: [3]), ArrayChangeset(deletes: [0, 1, 2]),
                 ArrayChangeset(inserts: [0]),
             ])
         // The target, empty when observed, then takes the source's content and each change.

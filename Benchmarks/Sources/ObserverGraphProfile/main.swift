@@ -188,6 +188,8 @@ let workloads = [
         "append n elements to an ObservableArray<Int> of 1,000, observed through a map by one closure",
     "derivedfilter":
         "append n elements to an ObservableArray<Int> of `rounds` elements, observed through a filter by one closure",
+    "derivedset":
+        "set n elements of an ObservableArray<Int> of 1,000, observed through a filter and a map by one closure each",
     "actorappend":
         "append n elements to an ObservableArray<Int> on the main actor, observed by one main-actor closure",
     "actorsend":
@@ -415,6 +417,8 @@ func measuredSection(_ f: Fixture) -> Int {
         result = appendThroughDerived(f.observers.count, initial: 1_000) { $0.map { $0 &* 2 } }
     case "derivedfilter":
         result = appendThroughDerived(f.observers.count, initial: f.rounds) { $0.filter { $0 % 2 == 0 } }
+    case "derivedset":
+        result = setThroughDerived(f.observers.count)
     case "hand-arrayappend":
         let sum = GraphLock(0)
         let handlers: [(ArrayChange<Int>) -> Void] = (0..<10).map { _ in
@@ -522,6 +526,20 @@ func appendThroughDerived(
     }
     for i in 0..<count { array.append(i) }
     withExtendedLifetime((token, derived)) {}
+    return sum.withLock { $0 }
+}
+
+/// Sets elements across an array of 1,000, each new value's parity the opposite of the old
+/// one's half of the time: the filter sees updates, deletes and inserts.
+func setThroughDerived(_ count: Int) -> Int {
+    let array = ObservableArray(Array(0..<1_000))
+    let derived = [array.filter { $0 % 2 == 0 }, array.map { $0 &* 2 }]
+    let sum = GraphLock(0)
+    let tokens = derived.map {
+        $0.observeValuesNonisolated { change in sum.withLock { $0 &+= change.array.count } }
+    }
+    for i in 0..<count { try? array.set(i, at: (i &* 7_919) % 1_000) }
+    withExtendedLifetime((tokens, derived)) {}
     return sum.withLock { $0 }
 }
 

@@ -100,6 +100,9 @@ final class _FilterState<Element: Sendable>: Sendable {
         if case .inserts(let indices) = upstream._storage, indices.first == oldCount {
             return appended(change.array, at: indices, flags: &flags, ranks: &ranks)
         }
+        if case .updates(let indices) = upstream._storage, indices.count == 1 {
+            return updated(change.array, at: indices[0], flags: &flags, ranks: &ranks)
+        }
         let updateTargets = upstream.newIndicesOfUpdates()
         let insertedFlags = upstream.inserts.map { isIncluded(change.array[$0]) }
         let updatedFlags = updateTargets.map { isIncluded(change.array[$0]) }
@@ -183,6 +186,43 @@ final class _FilterState<Element: Sendable>: Sendable {
         return Translated(
             changeset: ArrayChangeset(_storage: inserts.isEmpty ? .empty : .inserts(inserts)),
             newCount: filteredCount, inserted: inserted, updated: [])
+    }
+
+    /// The change of the filtered array when upstream replaced the element at `index` (what
+    /// `set(_:at:)` makes): an update if it stays in, a delete if it leaves, an insert if it
+    /// enters, nothing if it stays out. O(log n).
+    @inlinable
+    func updated(
+        _ array: [Element], at index: Int, flags: inout [Bool], ranks: inout _FenwickCounts
+    ) -> Translated {
+        let element = array[index]
+        let included = isIncluded(element)
+        let rank = ranks.prefix(index)
+        var filteredCount = ranks.prefix(ranks.count)
+        var storage = ArrayChangeset._Storage.empty
+        var inserted: [Element] = []
+        var updated: [Element] = []
+        switch (flags[index], included) {
+        case (true, true):
+            storage = .updates([rank])
+            updated = [element]
+        case (true, false):
+            storage = .deletes([rank])
+            ranks.add(-1, at: index)
+            filteredCount -= 1
+        case (false, true):
+            storage = .inserts([rank])
+            inserted = [element]
+            ranks.add(1, at: index)
+            filteredCount += 1
+        case (false, false):
+            break
+        }
+        flags[index] = included
+        state.withLock { $0 = (flags, ranks) }
+        return Translated(
+            changeset: ArrayChangeset(_storage: storage), newCount: filteredCount, inserted: inserted,
+            updated: updated)
     }
 
     /// The values of `inserts` in ascending index order (the changeset sorts its lists).
