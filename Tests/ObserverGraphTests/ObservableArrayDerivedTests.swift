@@ -86,6 +86,29 @@ struct ObservableArrayDerivedTests {
         #expect(filtered.array == [1, 3] && filtered.terminalEvent == .finished)
     }
 
+    @Test("Binding to a source that has already terminated takes its content, then terminates the same way")
+    func bindToTerminated() {
+        let finished = ObservableArray([1, 2, 3])
+        finished.finish()
+        let failed = ObservableArray([4])
+        failed.fail(Boom(code: 3))
+        let targets = [ObservableArray([9, 9]), ObservableArray<Int>()]
+        let recorders = targets.map { _ in Recorder<ArrayChange<Int>>() }
+        let tokens = zip(targets, recorders).map { $0.observeNonisolated($1.record) }
+        let bindings = [finished.bind(to: targets[0]), failed.bind(to: targets[1])]
+        #expect(targets[0].array == [1, 2, 3] && targets[0].terminalEvent == .finished)
+        #expect(targets[1].array == [4] && targets[1].terminalEvent == .failed(Boom(code: 3)))
+        // First each target's own content, then the source's (a reload: out of step, or inserts
+        // into the empty one), then the end.
+        #expect(
+            recorders[0].values.map(\.changeset) == [
+                ArrayChangeset(inserts: [0, 1]), ArrayChangeset(deletes: [0, 1], inserts: [0, 1, 2]),
+            ])
+        #expect(recorders[1].values.map(\.changeset) == [ArrayChangeset(), ArrayChangeset(inserts: [0])])
+        #expect(recorders[0].events.last == .finished && recorders[1].events.last == .failed(Boom(code: 3)))
+        withExtendedLifetime((tokens, bindings)) {}
+    }
+
     @Test("A derived array is a read-only array: it can be observed, read, mapped and filtered")
     func readOnlyAPI() throws {
         let names = ObservableArray(["Steve", "Tim"])

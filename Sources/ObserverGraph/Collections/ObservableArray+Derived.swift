@@ -76,20 +76,33 @@ extension ReadOnlyObservableArray {
     /// - Complexity: per change, as `map`.
     @inlinable
     public final func bind(to target: ObservableArray<Element>) -> SubscriptionToken {
-        let link = _WeakReference(target)
+        let link = _FollowLink(target, self)
         return observeNonisolated { event in
-            guard let target = link.object else { return }
             switch event {
             case .value(let change):
-                let changeset = change.changeset
-                let (inserted, updated) = changeset._newValues(in: change.array) { $0 }
-                target._apply(changeset, newCount: change.array.count, inserted: inserted, updated: updated) {
-                    change.array
+                if !link.started { link.started = true }
+                guard let target = link.follower else { return }
+                target._take(change)
+            case .finished, .failed:
+                // A source that had terminated before we came replays only its end: catch up.
+                let target = link.follower
+                if !link.started, let target, let source = link.upstream,
+                    let last = source.pipeline.withLock({ $0.current })
+                {
+                    target._take(source._replayValue(last))
                 }
-            case .finished: target.finish()
-            case .failed(let error): target.fail(error)
+                if case .failed(let error) = event { target?.fail(error) } else { target?.finish() }
             }
         }
+    }
+
+    /// Applies `change`, a change of the array this one is bound to (`bind(to:)`), with the same
+    /// indices; reloads from it when this array is out of step.
+    @inlinable
+    final func _take(_ change: ArrayChange<Element>) {
+        let changeset = change.changeset
+        let (inserted, updated) = changeset._newValues(in: change.array) { $0 }
+        _apply(changeset, newCount: change.array.count, inserted: inserted, updated: updated) { change.array }
     }
 
     /// Applies an upstream change (already translated to this array's indices): `inserted` are
@@ -222,8 +235,9 @@ extension ObservableArray where Element: Equatable {
     }
 }
 
-/// What a derived array's upstream observation holds: the derived array and its upstream, both
-/// weakly (the upstream must not keep the array alive, nor the observation its own source), in
+/// What the upstream observation of a derived array (or of a `bind(to:)` target) holds: the
+/// array that follows and its upstream, both weakly (the upstream must not keep the array
+/// alive, nor the observation its own source), in
 /// immutable weak references, which a load reads with no exclusivity check (a `[weak x]` capture
 /// is a variable: each load of it made a dynamic exclusivity check, as costly as the load).
 @usableFromInline
@@ -239,17 +253,5 @@ final class _FollowLink<Follower: AnyObject & Sendable, Upstream: AnyObject & Se
     init(_ follower: Follower, _ upstream: Upstream) {
         self.follower = follower
         self.upstream = upstream
-    }
-}
-
-/// An immutable weak reference, for a closure that must not keep `object` alive: a load reads it
-/// with no exclusivity check, where a `[weak x]` capture (a variable) makes one per load.
-@usableFromInline
-final class _WeakReference<Object: AnyObject & Sendable>: Sendable {
-    @usableFromInline weak let object: Object?
-
-    @inlinable
-    init(_ object: Object) {
-        self.object = object
     }
 }

@@ -25,6 +25,7 @@ public class ReadOnlyObservableArray<Element: Sendable>: GraphEventSource<ArrayC
             tokensKeepSourceAlive: derived)
     }
 
+    @usableFromInline
     override func _replayValue(_ current: ArrayChange<Element>) -> ArrayChange<Element> {
         ArrayChange(array: current.array, changeset: .reload(oldCount: 0, newCount: current.array.count))
     }
