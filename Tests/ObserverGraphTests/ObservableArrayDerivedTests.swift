@@ -86,6 +86,32 @@ struct ObservableArrayDerivedTests {
         #expect(filtered.array == [1, 3] && filtered.terminalEvent == .finished)
     }
 
+    @Test("A bind(to:) target changed by someone else, its count unchanged, reloads at the next change")
+    func bindTargetChangedElsewhere() throws {
+        let source = ObservableArray([1, 2, 3])
+        let target = ObservableArray<Int>()
+        let log = ChangeLog<Int>()
+        let token = target.observeValuesNonisolated(log.record)
+        let binding = source.bind(to: target)
+        #expect(target.array == [1, 2, 3] && log.last == ArrayChangeset(inserts: [0, 1, 2]))
+        // Someone else sets an element (the count stays): the next change finds the target out
+        // of step and reloads it from the source, where it would otherwise keep the stray 9.
+        try target.set(9, at: 0)
+        source.append(4)
+        #expect(target.array == [1, 2, 3, 4])
+        #expect(log.last == ArrayChangeset(deletes: [0, 1, 2], inserts: [0, 1, 2, 3]))
+        // In step again: the next change is applied as it is.
+        try source.set(5, at: 1)
+        #expect(target.array == [1, 5, 3, 4] && log.last == ArrayChangeset(updates: [1]))
+        // A move by someone else, then a change of the source that keeps the count.
+        try target.move(from: 0, to: 3)
+        try source.set(6, at: 3)
+        #expect(target.array == [1, 5, 3, 6])
+        #expect(log.last == ArrayChangeset(deletes: [0, 1, 2, 3], inserts: [0, 1, 2, 3]))
+        #expect(log.changesets.count == 7)  // with the empty first value and the two changes by someone else
+        withExtendedLifetime((token, binding)) {}
+    }
+
     @Test("Binding to a source that has already terminated takes its content, then terminates the same way")
     func bindToTerminated() {
         let finished = ObservableArray([1, 2, 3])

@@ -68,7 +68,9 @@ extension ReadOnlyObservableArray {
 
     /// Makes `target` follow this array: it first takes this array's content (one reload),
     /// then receives each change with its changeset, and finishes or fails when this array
-    /// does. Cancel the token to stop.
+    /// does. Cancel the token to stop. When something else changes `target` meanwhile, the
+    /// next change of this array reloads it with this array's content instead (a changeset
+    /// for the old content could not be applied to the new).
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: `target`'s observers' handlers.
@@ -82,14 +84,14 @@ extension ReadOnlyObservableArray {
             case .value(let change):
                 if !link.started { link.started = true }
                 guard let target = link.follower else { return }
-                target._take(change)
+                target._take(change, version: &link.followerVersion)
             case .finished, .failed:
                 // A source that had terminated before we came replays only its end: catch up.
                 let target = link.follower
                 if !link.started, let target, let source = link.upstream,
                     let last = source.pipeline.withLock({ $0.current })
                 {
-                    target._take(source._replayValue(last))
+                    target._take(source._replayValue(last), version: &link.followerVersion)
                 }
                 if case .failed(let error) = event { target?.fail(error) } else { target?.finish() }
             }
@@ -97,32 +99,46 @@ extension ReadOnlyObservableArray {
     }
 
     /// Applies `change`, a change of the array this one is bound to (`bind(to:)`), with the same
-    /// indices; reloads from it when this array is out of step.
+    /// indices; reloads from it when this array is out of step: changed by someone else since
+    /// the binding's last change of it, which left it at `version` (`UInt64.max` before the
+    /// first). `version` becomes the version this change leaves.
     @inlinable
-    final func _take(_ change: ArrayChange<Element>) {
+    final func _take(_ change: ArrayChange<Element>, version: inout UInt64) {
         let changeset = change.changeset
         let (inserted, updated) = changeset._newValues(in: change.array) { $0 }
-        _apply(changeset, newCount: change.array.count, inserted: inserted, updated: updated) { change.array }
+        version =
+            _apply(
+                changeset, newCount: change.array.count, inserted: inserted, updated: updated,
+                ifVersion: version
+            ) { change.array } ?? .max
     }
 
     /// Applies an upstream change (already translated to this array's indices): `inserted` are
     /// the values of the inserts, `updated` those of the updates. If this array is out of step
-    /// (a `bind(to:)` target changed by someone else), it reloads `everything()` instead.
-    @inlinable
+    /// (a `bind(to:)` target changed by someone else: its count is not the one the change
+    /// starts from, or, unless `expected` is `UInt64.max`, its version is not), it reloads
+    /// `everything()` instead. (`UInt64.max`, which a version never reaches, stands for "none"
+    /// in the version parameter and result: plain integers are cheaper to carry in and out of
+    /// the critical section than optional ones, on the path of every derived change.)
+    /// - Returns: the version this array is at after the change (`nil` if it has terminated).
+    @inlinable @discardableResult
     final func _apply(
         _ changeset: consuming ArrayChangeset, newCount: Int, inserted: consuming [Element],
-        updated: consuming [Element], everything: () -> [Element]
-    ) {
+        updated: consuming [Element], ifVersion expected: UInt64 = .max, everything: () -> [Element]
+    ) -> UInt64? {
         let oldCount = newCount - changeset._growth
-        let inStep = _mutateCurrent { current -> (changed: Bool, result: Bool) in
-            guard current.array.count == oldCount else { return (false, false) }
-            guard !changeset.isEmpty else { return (false, true) }
+        // The version after the change, or `UInt64.max` when out of step.
+        let outcome = _mutateCurrent { current, version -> (changed: Bool, result: UInt64) in
+            guard current.array.count == oldCount, expected == .max || expected == version else {
+                return (false, .max)
+            }
+            guard !changeset.isEmpty else { return (false, version) }
             changeset.applyInPlace(to: &current.array, inserted: inserted, updated: updated)
             current.changeset = changeset
-            return (true, true)
+            return (true, version &+ 1)
         }
-        guard inStep == false else { return }
-        _reload(with: everything())
+        guard outcome == .max else { return outcome }  // in step, or `nil`: terminated
+        return _reloadVersion(with: everything())
     }
 
     /// Keeps `handler` subscribed to `upstream`, and `upstream` itself alive, for as long as
@@ -248,6 +264,10 @@ final class _FollowLink<Follower: AnyObject & Sendable, Upstream: AnyObject & Se
     /// source makes one at a time, each ordered after the previous one (see
     /// `GraphEventSource._roster`).
     @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var started = false
+    /// The version a `bind(to:)` target was left at by the binding's last change of it
+    /// (`UInt64.max` before the first): a target at another version was changed by someone
+    /// else, and reloads. Read and written as `started` is.
+    @exclusivity(unchecked) @usableFromInline nonisolated(unsafe) var followerVersion = UInt64.max
 
     @inlinable
     init(_ follower: Follower, _ upstream: Upstream) {

@@ -50,7 +50,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// - Complexity: amortized O(1) plus the delivery to n observers, O(n).
     @inlinable @discardableResult
     public func append(_ element: Element, isolation: isolated (any Actor)? = #isolation) -> Bool {
-        _mutateCurrent(isolation: isolation) { change in
+        _mutateCurrent(isolation: isolation) { change, _ in
             change.array.append(element)
             change.changeset = ArrayChangeset(_storage: .inserts([change.array.count - 1]))
             return (true, ())
@@ -68,7 +68,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
         contentsOf elements: some Sequence<Element>, isolation: isolated (any Actor)? = #isolation
     ) -> Bool {
         let added = Array(elements)
-        return _mutateCurrent(isolation: isolation) { change in
+        return _mutateCurrent(isolation: isolation) { change, _ in
             guard !added.isEmpty else { return (false, ()) }
             let start = change.array.count
             change.array.append(contentsOf: added)
@@ -163,7 +163,8 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// - Complexity: O(count) plus the delivery.
     @inlinable @discardableResult
     public func removeAll(isolation: isolated (any Actor)? = #isolation) -> Bool {
-        let removed = _mutateCurrent(isolation: isolation) { change -> (changed: Bool, result: [Element]) in
+        let removed = _mutateCurrent(isolation: isolation) {
+            change, _ -> (changed: Bool, result: [Element]) in
             guard !change.array.isEmpty else { return (false, []) }
             let removed = change.array
             change.changeset = ArrayChangeset(_storage: .deletes(Array(removed.indices)))
@@ -235,7 +236,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
         _ body: (inout ArrayChange<Element>) throws(ObservableArrayError) -> (Bool, Result)
     ) throws(ObservableArrayError) -> Result {
         let outcome = _mutateCurrent(isolation: isolation) {
-            change -> (changed: Bool, result: Swift.Result<Result, ObservableArrayError>) in
+            change, _ -> (changed: Bool, result: Swift.Result<Result, ObservableArrayError>) in
             do throws(ObservableArrayError) {
                 let (changed, result) = try body(&change)
                 return (changed, .success(result))

@@ -19,7 +19,7 @@ extension ObservableSectionedArray {
         // The error is part of the result, so that a nested call replayed by an outer
         // read-modify-write rethrows it.
         let outcome = _mutateCurrent(isolation: isolation) {
-            change -> (changed: Bool, result: Result<Removed, ObservableArrayError>) in
+            change, _ -> (changed: Bool, result: Result<Removed, ObservableArrayError>) in
             do throws(ObservableArrayError) {
                 return (true, .success(try change._change(body)))
             } catch {

@@ -70,13 +70,22 @@ public class ReadOnlyObservableArray<Element: Sendable>: GraphEventSource<ArrayC
     @discardableResult
     @usableFromInline
     final func _reload(with elements: [Element], isolation: (any Actor)? = nil) -> Bool {
-        let removed = _mutateCurrent(isolation: isolation) { change -> (changed: Bool, result: [Element]) in
+        _reloadVersion(with: elements, isolation: isolation) != nil
+    }
+
+    /// `_reload(with:)`, returning the version the reload left this array at (`nil` if it has
+    /// terminated): what a `bind(to:)` target compares with its version at its next change.
+    /// Not inlinable: the rare path of `_apply`, kept out of the inlined one.
+    @usableFromInline
+    final func _reloadVersion(with elements: [Element], isolation: (any Actor)? = nil) -> UInt64? {
+        let outcome = _mutateCurrent(isolation: isolation) {
+            change, version -> (changed: Bool, result: ([Element], UInt64)) in
             let removed = change.array
             change.changeset = .reload(oldCount: removed.count, newCount: elements.count)
             change.array = elements
-            return (true, removed)
+            return (true, (removed, version &+ 1))
         }
-        return removed != nil
+        return outcome?.1  // the old elements are released here, after unlocking
     }
 
     /// Replaces the whole content with `elements`, delivering the changeset `diff` computes

@@ -470,9 +470,13 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// Changes the current value in place under the lock and, when `body` says it changed,
     /// queues the new value as an event. `body` must not run user code; what it returns is
     /// released by the caller, after unlocking. Returns `nil` if the source has terminated.
+    /// `body` also gets the source's version before the change (a change moves it by one): how a
+    /// caller finds out whether anyone else changed the value since its own last change (see
+    /// `ReadOnlyObservableArray._apply`).
     @inlinable
     final func _mutateCurrent<Result>(
-        isolation: (any Actor)? = nil, _ body: (inout Value) -> (changed: Bool, result: Result)
+        isolation: (any Actor)? = nil,
+        _ body: (inout Value, _ version: UInt64) -> (changed: Bool, result: Result)
     ) -> Result? {
         let thread = _currentThreadID()
         var nested: _TransactionLog?
@@ -484,7 +488,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             nested = state.openTransactions.isEmpty ? nil : state.nestedLog(of: thread)
             if let log = nested, let cached = log.replay(as: Result?.self) { return (cached, false) }
             guard state.terminal == nil else { return (nested?.record(nil) ?? nil, false) }
-            let (changed, result) = body(&state.current!)
+            let (changed, result) = body(&state.current!, state.version)
             if let log = nested { _ = log.record(Optional(result)) }
             guard changed else { return (result, false) }
             state.version &+= 1
