@@ -112,6 +112,45 @@ struct ObservableArrayDerivedTests {
         withExtendedLifetime((token, binding)) {}
     }
 
+    @Test("init(diffing:) of a derived value keeps its chain alive, diffs each value, ends with it")
+    func diffingDerivedValue() throws {
+        let items = ObservableArray([Tagged(id: 1, value: 10), Tagged(id: 2, value: 20)])
+        let minimum = ObservableValue(0)
+        weak var weakChain: DerivedValue<[Tagged]>?
+        let recorders = (0..<2).map { _ in ChangeLog<Tagged>() }
+        let (byValue, byID): (ReadOnlyObservableArray<Tagged>, ReadOnlyObservableArray<Tagged>) = {
+            let chain = items.combineLatest(minimum).map { items, minimum in
+                items.array.filter { $0.value >= minimum }
+            }
+            weakChain = chain
+            return (
+                ReadOnlyObservableArray(diffing: chain),
+                ReadOnlyObservableArray(diffing: chain, identifiedBy: \.id)
+            )
+        }()
+        let tokens = zip([byValue, byID], recorders).map { $0.observeValuesNonisolated($1.record) }
+        #expect(weakChain != nil)  // kept by the two arrays alone
+        minimum.value = 15
+        try items.set(Tagged(id: 2, value: 25), at: 1)
+        items.append(Tagged(id: 3, value: 30))
+        #expect(byValue.array == [Tagged(id: 2, value: 25), Tagged(id: 3, value: 30)])
+        #expect(byID.array == byValue.array)
+        #expect(
+            recorders[0].changesets == [
+                ArrayChangeset(inserts: [0, 1]), ArrayChangeset(deletes: [0]),
+                ArrayChangeset(deletes: [0], inserts: [0]), ArrayChangeset(inserts: [1]),
+            ])
+        #expect(
+            recorders[1].changesets == [
+                ArrayChangeset(inserts: [0, 1]), ArrayChangeset(deletes: [0]), ArrayChangeset(updates: [0]),
+                ArrayChangeset(inserts: [1]),
+            ])
+        minimum.fail(Boom(code: 4))
+        #expect(
+            byValue.terminalEvent == .failed(Boom(code: 4)) && byID.terminalEvent == .failed(Boom(code: 4)))
+        withExtendedLifetime(tokens) {}
+    }
+
     @Test("Binding to a source that has already terminated takes its content, then terminates the same way")
     func bindToTerminated() {
         let finished = ObservableArray([1, 2, 3])

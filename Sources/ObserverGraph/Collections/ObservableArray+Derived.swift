@@ -1,4 +1,5 @@
-// Arrays derived from other arrays: `map`, `filter`, `bind(to:)`, and diffing a stream of arrays.
+// Arrays derived from other arrays: `map`, `filter` and `bind(to:)` (diffing a stream of whole
+// arrays is in ReadOnlyObservableArray+Diffing.swift).
 // A derived array is a `ReadOnlyObservableArray` that follows its upstream with fine-grained
 // changes until the upstream terminates; it keeps its upstream subscription alive, and the
 // upstream does not keep it alive; its observations' tokens do.
@@ -74,7 +75,9 @@ extension ReadOnlyObservableArray {
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: `target`'s observers' handlers.
-    /// - Returns: the token that keeps the binding alive.
+    /// - Returns: the token that keeps the binding alive. It keeps this array alive only when
+    ///   this array is derived (`map`, `filter`, diffing), as the tokens of its observations
+    ///   do; an `ObservableArray` released by everyone else finishes, and so does `target`.
     /// - Complexity: per change, as `map`.
     @inlinable
     public final func bind(to target: ObservableArray<Element>) -> SubscriptionToken {
@@ -170,84 +173,6 @@ extension ReadOnlyObservableArray {
             }
         }
         upstreams.withLock { $0 += [token, upstream] }
-    }
-}
-
-extension ReadOnlyObservableArray where Element: Hashable {
-    /// A read-only array that follows a stream of whole arrays, delivering the diff between
-    /// consecutive ones: the diff operator. For example, follow an `ObservableValue<[Item]>`
-    /// that a store reloads, and observers still get fine-grained changes. It finishes or fails
-    /// when the stream does.
-    ///
-    /// Thread safety: safe from any thread; updated on the thread delivering upstream values.
-    /// Callbacks: `==` and `hash(into:)` of `Element`; this array's observers' handlers.
-    /// - Complexity: per upstream value, see `ArrayChangeset.diff(from:to:)`.
-    public convenience init(diffing upstream: GraphEventSource<[Element]>) {
-        self.init(elements: [], derived: true)
-        follow(upstream) { follower, array in
-            _ = follower._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
-        }
-    }
-}
-
-extension ReadOnlyObservableArray where Element: Equatable {
-    /// A read-only array that follows a stream of whole arrays, diffing consecutive ones with
-    /// `==` only (see `ArrayChangeset.diff(from:to:)` for `Equatable` elements).
-    ///
-    /// Thread safety: as the `Hashable` overload. Callbacks: `==`; this array's handlers.
-    /// - Complexity: per upstream value, see `ArrayChangeset.diff(from:to:)`.
-    @_disfavoredOverload
-    public convenience init(diffing upstream: GraphEventSource<[Element]>) {
-        self.init(elements: [], derived: true)
-        follow(upstream) { follower, array in
-            _ = follower._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
-        }
-    }
-
-    /// The same, matching elements by identity (a matched element with a new value is an update).
-    ///
-    /// Thread safety: as `init(diffing:)`. Callbacks: `id`, `==`; this array's handlers.
-    /// - Complexity: see `ArrayChangeset.diff(from:to:identifiedBy:)`.
-    public convenience init<ID: Hashable & Sendable>(
-        diffing upstream: GraphEventSource<[Element]>, identifiedBy id: @escaping @Sendable (Element) -> ID
-    ) {
-        self.init(elements: [], derived: true)
-        follow(upstream) { follower, array in
-            _ = follower._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
-        }
-    }
-}
-
-extension ObservableArray where Element: Equatable {
-    /// A writable array that follows a stream of whole arrays by diffing. Deprecated: a
-    /// derived array is read-only; use `ReadOnlyObservableArray(diffing:)`.
-    ///
-    /// Thread safety: as `ReadOnlyObservableArray(diffing:)`. Callbacks: `==`; handlers.
-    /// - Complexity: per upstream value, see `ArrayChangeset.diff(from:to:)`.
-    @available(*, deprecated, message: "a derived array is read-only: use ReadOnlyObservableArray(diffing:)")
-    public convenience init(diffing upstream: GraphEventSource<[Element]>) {
-        self.init()
-        follow(upstream) { follower, array in
-            _ = follower._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1) }
-        }
-    }
-
-    /// The same, matching elements by identity. Deprecated: use
-    /// `ReadOnlyObservableArray(diffing:identifiedBy:)`.
-    ///
-    /// Thread safety: as `init(diffing:)`. Callbacks: `id`, `==`; handlers.
-    /// - Complexity: see `ArrayChangeset.diff(from:to:identifiedBy:)`.
-    @available(
-        *, deprecated,
-        message: "a derived array is read-only: use ReadOnlyObservableArray(diffing:identifiedBy:)"
-    )
-    public convenience init<ID: Hashable & Sendable>(
-        diffing upstream: GraphEventSource<[Element]>, identifiedBy id: @escaping @Sendable (Element) -> ID
-    ) {
-        self.init()
-        follow(upstream) { follower, array in
-            _ = follower._replace(with: array) { ArrayChangeset.diff(from: $0, to: $1, identifiedBy: id) }
-        }
     }
 }
 

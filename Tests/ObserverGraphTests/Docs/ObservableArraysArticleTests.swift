@@ -84,6 +84,28 @@ struct ObservableArraysArticleTests {
         withExtendedLifetime(rows) {}
     }
 
+    @Test("init(diffing:) follows a derived value: a list filtered by a query that changes")
+    func diffingDerived() async {
+        let fruits = ObservableArray(["apple", "banana", "avocado"])
+        let query = ObservableValue("a")
+        let matches = ReadOnlyObservableArray(
+            diffing: fruits.combineLatest(query).map { fruits, query in
+                fruits.array.filter { $0.hasPrefix(query) }
+            })
+        // First: ["apple", "avocado"] inserts [0, 1]
+        let matchesToken = matches.observeValues { print($0.array, $0.changeset) }
+        query.set("av")  // ["avocado"] deletes [0], on the main actor's next turn
+        fruits.append("avocado toast")  // ["avocado", "avocado toast"] inserts [1]
+        #expect(matches.array == ["avocado", "avocado toast"])
+        _ = await eventually { output.all.count == 3 }
+        #expect(
+            output.all == [
+                #"["apple", "avocado"] inserts [0, 1]"#, #"["avocado"] deletes [0]"#,
+                #"["avocado", "avocado toast"] inserts [1]"#,
+            ])
+        matchesToken.cancel()
+    }
+
     @Test("map and filter follow their source with fine-grained changes")
     func derived() async {
         let people = ObservableArray(["Steve", "Tim"])
