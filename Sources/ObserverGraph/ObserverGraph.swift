@@ -2942,6 +2942,17 @@ struct _Registry {
                 initialized = moved.kept
             }
             slots = fresh  // the old buffer holds only vacant slots now
+        } else if let run = Self.soleRun(of: slots, live: live) {
+            // The live slots make one run, holes only around it (removals oldest first, or
+            // newest first): the holes are removed, each destroyed once, and the run moves down
+            // once. The general pass below makes each hole it moves over vacant again before
+            // removing it: a destruction, an initialization and a destruction per hole.
+            slots.removeSubrange(run.range.upperBound...)
+            slots.removeSubrange(0..<run.range.lowerBound)
+            moved = _SlotMoves()
+            moved.kept = live
+            moved.tracking = run.tracking
+            moved.note(start: run.range.lowerBound, shift: run.range.lowerBound)
         } else {
             slots.withUnsafeMutableBufferPointer { buffer in
                 guard let base = buffer.baseAddress else { return }
@@ -2960,6 +2971,27 @@ struct _Registry {
         }
         vacantAndTracking = moved.tracking == 0 ? 0 : ~Self.vacantMask  // no hole; tracking entries kept?
         layout &+= Self.positionsMoved
+    }
+
+    /// The positions of the `live` live slots when they make one run (holes only before and
+    /// after it), with their tracking flag if any has it; `nil` otherwise (found at the first
+    /// hole inside, so a scattered registry costs a short scan).
+    private static func soleRun(of slots: ContiguousArray<_Slot>, live: Int)
+        -> (range: Range<Int>, tracking: UInt64)?
+    {
+        slots.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            var first = 0
+            while first < buffer.count, base[first].bits == 0 { first += 1 }
+            guard first + live <= buffer.count else { return nil }
+            var tracking: UInt64 = 0
+            for position in first..<(first + live) {
+                let bits = base[position].bits
+                if bits == 0 { return nil }
+                tracking |= bits & _SlotFlags.tracking
+            }
+            return (first..<(first + live), tracking)
+        }
     }
 
     /// Moves the live slots of `source[0..<count]` to `target`, in order and with no gap, a run

@@ -221,7 +221,35 @@ struct RegistryStorageTests {
         ("every other", { n in Array(stride(from: 0, to: n, by: 2)) + Array(stride(from: 1, to: n, by: 2)) }),
         ("middle block", { n in Array((n / 4)..<n) + Array(0..<(n / 4)) }),
         ("runs of seven", { n in (0..<n).sorted { ($0 / 7 % 3, $0) < ($1 / 7 % 3, $1) } }),
+        // Holes on both sides of one run of live entries.
+        ("both ends", { n in (0..<n).map { $0 % 2 == 0 ? $0 / 2 : n - 1 - $0 / 2 } }),
     ]
+
+    /// The removal patterns on a registry of tracking, struct and plain observers: a
+    /// compaction keeps each entry's kind (a tracking entry's edge has a second side, in its
+    /// tracker's list), so every query and removal still finds it.
+    @Test("Compaction keeps lookups of tracking, struct and plain observers, whatever the removal pattern")
+    func mixedRemovalPatterns() {
+        let count = 200
+        for (name, order) in Self.removalPatterns {
+            let subject = Subject("S")
+            let members = (0..<count).map { Self.fresh($0 % 3, $0) }
+            for member in members { #expect(member.add(to: subject)) }
+            let nodes =
+                [subject.graphNode]
+                + members.compactMap { if case .tracking(let t) = $0 { t.graphNode } else { nil } }
+            var present = Array(repeating: true, count: count)
+            for (step, index) in order(count).enumerated() {
+                #expect(members[index].remove(from: subject), "\(name) step \(step): remove \(index)")
+                present[index] = false
+                guard step % 10 == 0 else { continue }
+                let found = members.indices.filter { members[$0].isIn(subject) }
+                #expect(found == members.indices.filter { present[$0] }, "\(name) step \(step): lookup")
+                #expect(GraphNode.consistencyViolations(among: nodes).isEmpty, "\(name) step \(step)")
+            }
+            #expect(subject.observers.isEmpty, "\(name)")
+        }
+    }
 
     /// Removes observers in each pattern, checking after every removal of a batch that the order,
     /// the queries and a broadcast agree with a model: each compaction (its moves of slots, and
