@@ -596,7 +596,9 @@ struct RegistryStorageTests {
 /// An observer that, pinged, leaves its observable and subscribes a fresh one of its kind.
 final class SelfReplacer: GraphObserver, Pinged, @unchecked Sendable {
     let subject: Subject
-    let holder: ReplacerHolder
+    /// Unowned: the holder holds the current replacer (a strong reference back was a cycle,
+    /// which the address sanitizer reported as a leak of the test's subject).
+    unowned let holder: ReplacerHolder
 
     init(_ subject: Subject, holder: ReplacerHolder) {
         self.subject = subject
