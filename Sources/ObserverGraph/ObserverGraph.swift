@@ -813,6 +813,8 @@ extension GraphObservable {
     /// `post(as:isolation:_:)` on the main actor. From nonisolated code it is `nil`: posts call
     /// the observer on the posting thread. Pass an actor explicitly to add an observer that lives
     /// on another actor. `broadcast(as:_:)` ignores it (it calls every observer where it runs).
+    /// The record holds that actor until the observer leaves (or is found deallocated): an actor
+    /// that owns both this observable and the observer removes the observer before it can go.
     ///
     /// Thread safety: safe from any thread. The observer and its isolation are recorded in one
     /// critical section.

@@ -17,6 +17,8 @@ extension IndexPath {
 /// Models `UITableView.performBatchUpdates`: collects the batch, then checks it against the
 /// number of rows the data source reports before and after.
 final class UITableView {
+    /// What the data source reports (UIKit's table view holds its data source weakly: so does
+    /// the closure each test sets here, or the pair would keep each other alive).
     var numberOfRows: () -> Int = { 0 }
     private(set) var batches: [ArrayChangeset] = []
     private(set) var violations: [BatchUpdateViolation] = []
@@ -100,7 +102,7 @@ struct TableViewRecipeTests {
     func recipe() {
         let tableView = UITableView()
         let dataSource = RowsDataSource(tableView: tableView)
-        tableView.numberOfRows = { dataSource.rows.count }
+        tableView.numberOfRows = { [weak dataSource] in dataSource?.rows.count ?? 0 }
         dataSource.show([Row(id: 1, title: "Milk"), Row(id: 2, title: "Eggs"), Row(id: 3, title: "Tea")])
         // Tea moves to the top and is renamed; Milk goes; Bread comes: a move stage, then a reload.
         let fresh = [Row(id: 3, title: "Green tea"), Row(id: 2, title: "Eggs"), Row(id: 4, title: "Bread")]
@@ -133,7 +135,7 @@ struct TableViewRecipeTests {
         var random = SeededRandom(seed: 21)
         let tableView = UITableView()
         let dataSource = RowsDataSource(tableView: tableView)
-        tableView.numberOfRows = { dataSource.rows.count }
+        tableView.numberOfRows = { [weak dataSource] in dataSource?.rows.count ?? 0 }
         for _ in 0..<300 {
             let fresh = (0..<12).shuffled(using: &random).prefix(Int.random(in: 0...10, using: &random)).map {
                 Row(id: $0, title: Bool.random(using: &random) ? "a" : "b")

@@ -32,7 +32,7 @@ final class MemberBook: GraphObservable, Named, @unchecked Sendable {
 }
 
 /// An observer (plain class, tracking class or struct) that runs a script from its callbacks.
-final class Scripted: GraphTrackingObserver, Named, @unchecked Sendable {
+final class Scripted: GraphTrackingObserver, Named, ScriptRunner, @unchecked Sendable {
     let graphNode = GraphNode()
     let name: String
     let log: EventLog
@@ -42,6 +42,11 @@ final class Scripted: GraphTrackingObserver, Named, @unchecked Sendable {
     init(_ name: String, log: EventLog) {
         self.name = name
         self.log = log
+    }
+
+    func dropScripts() {
+        onSubscribe = nil
+        onUnsubscribe = nil
     }
 
     func didSubscribe(to observable: any GraphObservable) {
@@ -55,7 +60,7 @@ final class Scripted: GraphTrackingObserver, Named, @unchecked Sendable {
     }
 }
 
-final class ScriptedPlain: GraphObserver, Named, @unchecked Sendable {
+final class ScriptedPlain: GraphObserver, Named, ScriptRunner, @unchecked Sendable {
     let name: String
     let log: EventLog
     var onSubscribe: ((any GraphObservable) -> Void)?
@@ -64,6 +69,8 @@ final class ScriptedPlain: GraphObserver, Named, @unchecked Sendable {
         self.name = name
         self.log = log
     }
+
+    func dropScripts() { onSubscribe = nil }
 
     func didSubscribe(to observable: any GraphObservable) {
         log.append("\(name).didSubscribe(\(nameOf(observable)))")
@@ -78,6 +85,7 @@ final class ScriptedPlain: GraphObserver, Named, @unchecked Sendable {
 @Suite("Core: callback order follows the order the changes took effect")
 struct CallbackOrderTests {
     let log = EventLog()
+    let keep = ScriptKeeper()
 
     /// How the observer leaves from inside its own `didSubscribe(to:)`.
     enum Exit: String, CaseIterable, CustomTestStringConvertible {
@@ -91,6 +99,7 @@ struct CallbackOrderTests {
     func trackerLeavesInDidSubscribe(exit: Exit) {
         let book = MemberBook("O", log: log)
         let observer = Scripted("A", log: log)
+        keep.keep(observer)
         observer.onSubscribe = { observable in
             switch exit {
             case .removeObserver: observable.removeObserver(observer)
@@ -112,6 +121,7 @@ struct CallbackOrderTests {
     func plainLeavesInDidSubscribe() {
         let book = MemberBook("O", log: log)
         let observer = ScriptedPlain("P", log: log)
+        keep.keep(observer)
         observer.onSubscribe = { observer.unsubscribe(from: $0) }
         #expect(observer.subscribe(to: book))
         #expect(
@@ -149,6 +159,7 @@ struct CallbackOrderTests {
     func rejoinInDidUnsubscribe() {
         let book = MemberBook("O", log: log)
         let observer = Scripted("A", log: log)
+        keep.keep(observer)
         var rejoined = false
         observer.onUnsubscribe = { observable in
             guard !rejoined else { return }
@@ -184,6 +195,7 @@ struct CallbackOrderTests {
         }
         let bouncer = Bouncer(log: log)
         let observer = Scripted("A", log: log)
+        keep.keep(observer)
         bouncer.addObserver(observer)
         #expect(
             log.all == [
@@ -199,6 +211,7 @@ struct CallbackOrderTests {
         let first = MemberBook("O", log: log)
         let second = MemberBook("P", log: log)
         let observer = Scripted("A", log: log)
+        keep.keep(observer)
         observer.onSubscribe = { observable in
             if observable === first { observer.subscribe(to: second) }
         }
@@ -216,6 +229,7 @@ struct CallbackOrderTests {
         let a = Scripted("A", log: log)
         let b = Scripted("B", log: log)
         let c = ScriptedPlain("C", log: log)
+        keep.keep(a, b, c)
         // A pulls B in; B pushes A out and pulls C in; C leaves at once.
         a.onSubscribe = { _ in book.addObserver(b) }
         b.onSubscribe = { _ in
@@ -242,6 +256,7 @@ struct CallbackOrderTests {
         let first = Scripted("R0", log: log)
         let second = Scripted("R1", log: log)
         let late = Scripted("X", log: log)
+        keep.keep(first, second, late)
         book.addObserver(first)
         book.addObserver(second)
         first.onUnsubscribe = { observable in observable.addObserver(late) }
@@ -263,6 +278,7 @@ struct CallbackOrderTests {
         let book = MemberBook("O", log: log)
         let first = Scripted("X", log: log)
         let second = Scripted("Y", log: log)
+        keep.keep(first, second)
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let deliveredOn = GraphLock<[String: Thread]>([:])
@@ -295,6 +311,7 @@ struct CallbackOrderTests {
     func observeFromAGraphCallback() {
         let value = ObservableValue(1)
         let observer = Scripted("A", log: log)
+        keep.keep(observer)
         let received = GraphLock<[Int]>([])
         let tokens = GraphLock<[SubscriptionToken]>([])
         observer.onSubscribe = { _ in
@@ -313,6 +330,7 @@ struct CallbackOrderTests {
         let book = MemberBook("O", log: EventLog())
         let quiet = EventLog()
         let observers = (0..<4).map { Scripted("T\($0)", log: quiet) }
+        keep.keep(observers)
         // A slow didSubscribe widens the window in which the other thread removes the edge.
         for observer in observers { observer.onSubscribe = { _ in Thread.sleep(forTimeInterval: 0.000_02) } }
         race(threads: 2) { thread in

@@ -2,7 +2,7 @@ import ObserverGraph
 import Testing
 
 /// An observer whose reaction to a ping is a closure, so tests can script reentrant behaviour.
-final class Reactor: GraphObserver, Named, @unchecked Sendable {
+final class Reactor: GraphObserver, Named, ScriptRunner, @unchecked Sendable {
     let name: String
     let log: EventLog
     var onPing: ((Reactor) -> Void)?
@@ -12,6 +12,12 @@ final class Reactor: GraphObserver, Named, @unchecked Sendable {
     init(_ name: String, log: EventLog) {
         self.name = name
         self.log = log
+    }
+
+    func dropScripts() {
+        onPing = nil
+        onSubscribe = nil
+        onUnsubscribe = nil
     }
 
     func ping(_ tag: String) {
@@ -35,11 +41,11 @@ struct ReentrancyTests {
     let log = EventLog()
     /// Observables hold observers weakly: the suite keeps its reactors alive for the whole test
     /// (optimized builds end a local's lifetime at its last use).
-    let keep = GraphLock<[AnyObject]>([])
+    let keep = ScriptKeeper()
 
     func reactors(_ count: Int, on subject: Subject) -> [Reactor] {
         let reactors = (0..<count).map { Reactor("R\($0)", log: log) }
-        keep.withLock { $0 += reactors }
+        keep.keep(reactors)
         for reactor in reactors { subject.addObserver(reactor) }
         log.clear()
         return reactors
@@ -87,6 +93,7 @@ struct ReentrancyTests {
         let subject = Subject("O")
         let r = reactors(2, on: subject)
         let late = Reactor("Late", log: log)
+        keep.keep(late)
         r[0].onPing = { _ in subject.addObserver(late) }
         #expect(subject.broadcast(as: Reactor.self) { $0.ping("x") } == 2)
         #expect(log.all == ["R0 got x", "Late.didSubscribe(O)", "R1 got x"])
@@ -153,6 +160,7 @@ struct ReentrancyTests {
         let subject = Subject("O", log: log)
         let a = Reactor("A", log: log)
         let b = Reactor("B", log: log)
+        keep.keep(a, b)
         // A pulls B in when it joins, and leaves again as soon as B arrives.
         a.onSubscribe = { observable in (observable as! Subject).addObserver(b) }
         b.onSubscribe = { observable in (observable as! Subject).removeObserver(a) }
@@ -173,6 +181,7 @@ struct ReentrancyTests {
     func resubscribeFromCallback() {
         let subject = Subject("O")
         let a = Reactor("A", log: log)
+        keep.keep(a)
         var rejoined = false
         a.onUnsubscribe = { observable in
             guard !rejoined else { return }

@@ -24,6 +24,28 @@ protocol Named: AnyObject {
     var name: String { get }
 }
 
+/// A test object that runs scripts (closures) from its callbacks.
+protocol ScriptRunner: AnyObject {
+    /// Drops every script.
+    func dropScripts()
+}
+
+/// Keeps a test's scripted objects alive until the test ends (observables hold observers
+/// weakly, and optimized builds end a local's lifetime at its last use), then drops their
+/// scripts: a script that names its own object, or a list the object is in, would otherwise keep
+/// that object alive for good (a cycle of the test's own making, which the leak sanitizer
+/// reports). Scripts must not capture the suite, which owns the keeper.
+final class ScriptKeeper: @unchecked Sendable {
+    private let runners = GraphLock<[any ScriptRunner]>([])
+
+    func keep(_ more: any ScriptRunner...) { keep(more) }
+    func keep(_ more: [any ScriptRunner]) { runners.withLock { $0 += more } }
+
+    deinit {
+        for runner in runners.withLock({ $0 }) { runner.dropScripts() }
+    }
+}
+
 /// The message our observables broadcast in these tests.
 protocol Pinged {
     func ping(_ tag: String)

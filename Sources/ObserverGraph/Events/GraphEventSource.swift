@@ -77,7 +77,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     ///         var text = ""
     ///         var tokens: [SubscriptionToken] = []
     ///         init(credits: ObservableValue<Int>) {
-    ///             tokens.append(credits.observe { event in self.text = "\(event)" })
+    ///             tokens.append(credits.observe { [weak self] event in self?.text = "\(event)" })
     ///         }
     ///     }
     ///
@@ -92,6 +92,12 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// the event joins this observer's first-in, first-out mailbox, which one task at a time
     /// runs on the actor. A closure that sends to its own source does not re-enter: the new
     /// event is delivered after the current call returns.
+    ///
+    /// Ownership: the observation holds `isolation` weakly, so an actor that keeps its tokens
+    /// goes when nothing else holds it (and its tokens end their observations). A closure that
+    /// uses an actor instance's state captures it, and holds it until the observation ends
+    /// (cancel, or the source's terminal event). An observation whose actor is gone ends at the
+    /// first event that arrives from elsewhere, without a call.
     ///
     /// Thread safety: the token may be cancelled from anywhere. Cancelled on the actor, no call
     /// happens after `cancel()` returns; cancelled elsewhere, no call happens after the actor's

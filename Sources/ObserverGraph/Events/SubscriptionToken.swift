@@ -140,12 +140,17 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// broadcasts queued after that, never the earlier ones.
     @usableFromInline let firstSequence: UInt64
     /// The queue of a `.queue` sink; `nil` for the other modes. (An actor sink's actor is in
-    /// `state`, released by `close()`: the source's roster may hold a closed sink for a while,
-    /// and must not keep its actor alive meanwhile.)
+    /// `state`, held weakly: an actor keeps its tokens, and must not keep itself alive through
+    /// them.)
     @usableFromInline let queue: DispatchQueue?
     /// For `.actor` sinks, the actor's identity; `nil` for the other modes. The delivery path
     /// compares it with the drainer's without retaining the actor.
     @usableFromInline let actorIdentity: ObjectIdentifier?
+    /// For `.actor` sinks, the actor, unowned: it keeps the actor's memory, never the actor
+    /// alive (its deinit runs when its last strong reference goes), so no other actor can be
+    /// allocated at its address while this sink lives, and `actorIdentity` names this actor
+    /// only. Never read.
+    @usableFromInline unowned let _actorPin: (any Actor)?
     /// The sink was made with `.nonisolated`.
     @usableFromInline let isNonisolated: Bool
     @usableFromInline let state: GraphLock<_SinkState<Value>>
@@ -184,14 +189,17 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         switch mode {
         case .nonisolated:
             actorIdentity = nil
+            _actorPin = nil
             isNonisolated = true
             queue = nil
         case .queue(let queue):
             actorIdentity = nil
+            _actorPin = nil
             isNonisolated = false
             self.queue = queue
         case .actor(let actor):
             actorIdentity = ObjectIdentifier(actor)
+            _actorPin = actor
             isNonisolated = false
             queue = nil
             isolation = actor
@@ -255,17 +263,28 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             // From another thread or actor: into the mailbox. The actor itself is copied out of
             // the state (a reference count, an atomic on an object the actor's thread also
             // uses) only when a task must be started.
-            let scheduling = state.withLock { state -> (any Actor)? in
-                guard state.handler != nil else { return nil }
+            let scheduling = state.withLock { state -> _Scheduling in
+                guard state.handler != nil else { return .nothing }
                 state.mailbox.append(event)
                 // A fast call running on the actor runs the mailbox when it ends.
-                if _markSlow() { return nil }
-                guard !state.scheduled, !state.running, let actor = state.actor else { return nil }
+                if _markSlow() { return .nothing }
+                // A scheduled task or a run holds the actor: it is loaded only when neither does.
+                guard !state.scheduled, !state.running else { return .nothing }
+                guard let actor = state.actor else {
+                    // The actor is gone: nothing can run the closure any more, so the
+                    // observation ends as a cancel would end it.
+                    defer { (state.handler, state.mailbox) = (nil, []) }
+                    return .ended(state.handler, state.mailbox)
+                }
                 state.scheduled = true
-                return actor
+                return .task(actor)
             }
-            if let actor = scheduling {
-                Task { await self._runMailboxTask(isolation: actor) }
+            switch scheduling {
+            case .nothing: break
+            case .task(let actor): Task { await self._runMailboxTask(isolation: actor) }
+            case .ended(let handler, let dropped):
+                _closeActorGate()
+                withExtendedLifetime((handler, dropped)) {}  // released with no lock held
             }
             return
         }
@@ -299,6 +318,17 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             return
         }
         deliver(event, drainer: drainer, thread: thread)
+    }
+
+    /// What a delivery from elsewhere does after queueing an event for the actor (see
+    /// `_deliverLater`).
+    @usableFromInline
+    enum _Scheduling {
+        case nothing
+        /// Starts a task on the actor to run the mailbox.
+        case task(any Actor)
+        /// The actor is gone: what the sink let go of, to release with no lock held.
+        case ended(_Handler<Value>?, [GraphEvent<Value>])
     }
 
     /// What delivering on the actor starts with.
@@ -465,12 +495,11 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             releasedByGate = unsafeDowncast(gate, to: _ActorGate<Value>.self).close()
         }
         var dropped: [GraphEvent<Value>] = []
-        var actor: (any Actor)?
         while true {
             let (handler, wait) = state.withLock { state -> (_Handler<Value>?, DispatchSemaphore?) in
                 let handler = state.handler
                 state.handler = nil
-                if actor == nil { swap(&actor, &state.actor) }
+                state.actor = nil
                 if !state.mailbox.isEmpty { swap(&dropped, &state.mailbox) }
                 if state.running && state.deliveringThread == thread { stopsBatch = true }
                 if state.isCalling(on: thread) { return (handler, nil) }
@@ -486,7 +515,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         // Written only here, on the thread that is running the mailbox (the actor), and read by
         // that run after the closure returns: the same thread, so no lock is needed.
         if stopsBatch { _stoppedOnActor = true }
-        withExtendedLifetime((released, releasedByGate, dropped, actor)) {}
+        withExtendedLifetime((released, releasedByGate, dropped)) {}
     }
 
     /// Closes the actor gate after a terminal event, as the lock state's `handler` is: the
@@ -586,8 +615,10 @@ struct _SinkState<Value: Sendable> {
     @usableFromInline var scheduled = false
     /// Actor sinks: the mailbox is being run on the actor right now.
     @usableFromInline var running = false
-    /// Actor sinks: the actor, until the sink is closed; `nil` for the other modes.
-    @usableFromInline var actor: (any Actor)?
+    /// Actor sinks: the actor, held weakly (an actor that keeps its token, the usual place,
+    /// would otherwise keep itself alive through it), until the sink is closed; `nil` for the
+    /// other modes.
+    @usableFromInline weak var actor: (any Actor)?
 
     @usableFromInline init(handler: _Handler<Value>?, actor: (any Actor)? = nil) {
         self.handler = handler

@@ -48,6 +48,26 @@ struct SwiftConcurrencyArticleTests {
         #expect(balance.observerCount == 0)
     }
 
+    @Test("An actor that keeps its token: stop() ends the observation, and the actor goes")
+    func actorKeepsItsToken() async {
+        let credits = EventChannel<Int>()
+        weak var gone: SwiftConcurrencyArticle.CreditsStore?
+        do {
+            let store = SwiftConcurrencyArticle.CreditsStore()
+            gone = store
+            await store.start(credits)
+            credits.send(5)
+            var total = 0
+            for _ in 0..<10_000 where total != 5 {
+                total = await store.total
+                if total != 5 { try? await Task.sleep(for: .milliseconds(1)) }
+            }
+            #expect(total == 5)
+            await store.stop()
+        }
+        #expect(await eventually(within: .seconds(10)) { gone == nil })
+    }
+
     @Test("A loop feeds an actor in order")
     func actorFeed() async throws {
         let balance = ObservableValue(0)
@@ -75,6 +95,17 @@ enum SwiftConcurrencyArticle {
         init(credits: ObservableValue<Int>) {
             credits.observeValues { [weak self] in self?.text = "\($0) credits" }.store(in: bag)
         }
+    }
+
+    actor CreditsStore {
+        private(set) var total = 0
+        private var token: SubscriptionToken?
+
+        func start(_ credits: EventChannel<Int>) {
+            token = credits.observeValues { self.total += $0 }  // captures the actor
+        }
+
+        func stop() { token?.cancel() }  // ends the observation: the store can go
     }
 
     protocol WalletMessages {
