@@ -44,12 +44,7 @@ public enum DisplayWidth {
     /// Thread safety: a pure function. Callbacks: none.
     /// - Complexity: O(length of `text`).
     public static func truncated(_ text: String, toWidth width: Int) -> String {
-        let clean =
-            text.unicodeScalars.contains(where: ItemTitle.isForbidden)
-            ? String(
-                String.UnicodeScalarView(
-                    text.unicodeScalars.map { ItemTitle.isForbidden($0) ? "\u{FFFD}" : $0 }))
-            : text
+        let clean = ItemTitle.printable(text)
         guard columns(clean) > width else { return clean }
         guard width > 0 else { return "" }
         var result = ""

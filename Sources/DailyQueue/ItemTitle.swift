@@ -32,6 +32,14 @@ public enum ItemTitle {
         }
     }
 
+    /// `text` with every scalar a title may not hold (control characters, line breaks,
+    /// direction overrides) replaced by "�": what a terminal may be shown of a title read from a
+    /// file, which no check of this program's has seen.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isForbidden) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { isForbidden($0) ? "\u{FFFD}" : $0 }))
+    }
+
     private static func trim(_ text: String) -> String {
         let scalars = text.unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),

@@ -59,8 +59,8 @@ public final class JSONFileQueueStore: QueueStore {
     /// Thread safety: safe from any thread and process (reads never see a half-written file).
     /// Callbacks: none.
     /// - Throws: `.busy`, `.isDirectory`, `.notRegularFile`, `.folderUnreadable`, `.unreadable`,
-    ///   `.corrupt` (also for valid JSON with inconsistent content) or `.newerFormat`; the file
-    ///   is never changed.
+    ///   `.corrupt` (also for valid JSON with inconsistent content, or with a field a save would
+    ///   lose) or `.newerFormat`; the file is never changed.
     /// - Complexity: O(file size).
     public func load() throws(StoreError) -> StoredQueue? {
         try locked(.read) { () throws(StoreError) in try read() }
@@ -127,6 +127,12 @@ public final class JSONFileQueueStore: QueueStore {
                 path: path,
                 reason: "it belongs to another user (uid \(owner)), and a save would change its owner")
         }
+        guard case .file(_, _, let group) = status, user != 0, !POSIXFile.isCallersGroup(group) else {
+            return
+        }
+        throw .readOnly(
+            path: path,
+            reason: "its group (gid \(group)) is not one of this user's, and a save would change its group")
     }
 
     private func read() throws(StoreError) -> StoredQueue? {
@@ -167,8 +173,9 @@ public final class JSONFileQueueStore: QueueStore {
             let descriptor = try POSIXFile.open(temporary, O_WRONLY | O_CREAT | O_EXCL)
             defer { close(descriptor) }
             if case .file(let mode, let owner, let group) = existing {
-                // Owner first: changing the owner may clear mode bits.
-                if fchown(descriptor, uid_t(owner), gid_t(group)) != 0 && owner != UInt32(geteuid()) {
+                // Owner first: changing the owner may clear mode bits. (`checkWritable` refused a
+                // store whose owner or group this user could not give the new file.)
+                if fchown(descriptor, uid_t(owner), gid_t(group)) != 0 {
                     throw POSIXFile.Failure(code: errno)
                 }
                 if fchmod(descriptor, mode_t(mode)) != 0 { throw POSIXFile.Failure(code: errno) }
@@ -201,12 +208,26 @@ public final class JSONFileQueueStore: QueueStore {
     }
 
     /// Deletes the temporary files of writers that were killed before their rename. Only
-    /// called under the exclusive lock, when no other writer has one open.
+    /// called under the exclusive lock, when no other writer has one open. Only names this
+    /// store's writers make (`.NAME.HEX.tmp`, see `write`) are touched: another store's (such as
+    /// `NAME.bak`'s, `.NAME.bak.HEX.tmp`, under its own lock) and other programs' files are not.
     func removeStaleTemporaryFiles() {
         let prefix = ".\(URL(fileURLWithPath: path).lastPathComponent)."
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+        for name in names where Self.isTemporaryName(name, prefix: prefix) {
             unlink(folder + "/" + name)
         }
+    }
+
+    /// Whether `name` is `prefix`, 1 to 16 lowercase hexadecimal digits, then `.tmp`: the name of
+    /// a temporary file this store's `write` makes.
+    static func isTemporaryName(_ name: String, prefix: String) -> Bool {
+        guard name.hasPrefix(prefix), name.hasSuffix(".tmp") else { return false }
+        let digits = name.utf8.dropFirst(prefix.utf8.count).dropLast(4)
+        return (1...16).contains(digits.count)
+            && digits.allSatisfy {
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+            }
     }
 }

@@ -48,14 +48,46 @@ enum POSIXFile {
         }
     }
 
-    /// The file a symbolic link at `path` leads to, or `nil` when `path` is not a link.
+    /// The file a symbolic link at `path` leads to, or `nil` when `path` is not a link. A link
+    /// to a file that does not exist (yet: a store before its first save) leads to that file's
+    /// path, so that a save creates it there, or is refused when its folder is missing, and the
+    /// link stays a link.
     static func linkTarget(_ path: String) -> String? {
+        guard isLink(path) else { return nil }
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        // Dangling: followed one link at a time, at most 40 (the system's own limit); a longer
+        // chain (a loop) ends on a link, which `stat` then reports.
+        var current = path
+        for _ in 0..<40 {
+            guard isLink(current), let target = readLink(current) else { return current }
+            if target.hasPrefix("/") {
+                current = target
+            } else if let slash = current.lastIndex(of: "/") {
+                current = String(current[...slash]) + target
+            } else {
+                current = target
+            }
+        }
+        return current
+    }
+
+    /// Whether `path` itself is a symbolic link.
+    private static func isLink(_ path: String) -> Bool {
         var info = stat()
-        guard lstat(path, &info) == 0, UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFLNK),
-            let resolved = realpath(path, nil)
-        else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        return lstat(path, &info) == 0 && UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFLNK)
+    }
+
+    /// What the symbolic link at `path` contains, or `nil`.
+    private static func readLink(_ path: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4097)
+        let count = buffer.withUnsafeMutableBytes {
+            readlink(path, $0.baseAddress!.assumingMemoryBound(to: CChar.self), $0.count - 1)
+        }
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count], as: UTF8.self)
     }
 
     /// Whether this process may access `path` in `mode` (`R_OK`, `W_OK`, `X_OK`); the `errno`
@@ -69,6 +101,17 @@ enum POSIXFile {
             let result = Glibc.access(path, mode)
         #endif
         return result == 0 ? nil : errno
+    }
+
+    /// Whether `group` is this process's effective group or one of its supplementary groups:
+    /// the groups it may give a file it owns.
+    static func isCallersGroup(_ group: UInt32) -> Bool {
+        if UInt32(getegid()) == group { return true }
+        let count = getgroups(0, nil)
+        guard count > 0 else { return false }
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        let filled = getgroups(count, &groups)
+        return filled > 0 && groups[0..<Int(filled)].contains(gid_t(group))
     }
 
     /// `open(path, flags, 0o666)`, retried on `EINTR`.

@@ -166,9 +166,11 @@ public struct QueueItemSnapshot: Equatable, Hashable, Sendable, CustomStringConv
         self.dayOfTheWeek = dayOfTheWeek
     }
 
-    /// `#3 "Laundry"`.
+    /// `#3 "Laundry"`. A character a title may not hold (a title read from a store file that
+    /// another program wrote: an escape sequence, a line break) is shown as "�", so that an
+    /// event line never drives the terminal or splits in two.
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Complexity: O(1).
-    public var description: String { "\(id) \"\(title)\"" }
+    /// - Complexity: O(length of the title).
+    public var description: String { "\(id) \"\(ItemTitle.printable(title))\"" }
 }

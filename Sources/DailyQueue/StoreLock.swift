@@ -30,7 +30,8 @@ struct StoreLock {
     ) throws(StoreError) -> StoreLock {
         let descriptor: Int32
         do throws(POSIXFile.Failure) {
-            descriptor = try POSIXFile.open(lockPath, O_RDONLY | O_CREAT)
+            // Non-blocking, so that a named pipe at the lock's path does not hang the open.
+            descriptor = try POSIXFile.open(lockPath, O_RDONLY | O_CREAT | O_NONBLOCK)
         } catch {
             if access == .read { return StoreLock(descriptor: nil) }
             switch error.code {
@@ -40,6 +41,13 @@ struct StoreLock {
             case ENOENT, ENOTDIR: throw .folderMissing(path: storePath, folder: folder)
             default: throw .unwritable(path: storePath, reason: "cannot open \(lockPath): \(error.reason)")
             }
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, UInt32(info.st_mode) & UInt32(S_IFMT) == UInt32(S_IFREG) else {
+            close(descriptor)
+            // Something else is there: no writer can lock it, so a reader reads unlocked.
+            if access == .read { return StoreLock(descriptor: nil) }
+            throw .unwritable(path: storePath, reason: "its lock file \(lockPath) is not a regular file")
         }
         let operation = access == .write ? LOCK_EX : LOCK_SH
         let start = now()

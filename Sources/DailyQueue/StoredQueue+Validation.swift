@@ -2,11 +2,15 @@ import Foundation
 
 extension StoredQueue {
     /// Why this content cannot be a queue, or `nil` when it is consistent: ids positive and
-    /// distinct, `nextID` above every id, queue positions exactly 1...n.
+    /// distinct, `nextID` positive, below `Int.max` and above every id, queue positions exactly
+    /// 1...n.
     ///
     /// Thread safety: a value. Callbacks: none.
     /// - Complexity: O(n log n), n = items.
     public var inconsistency: String? {
+        // The next id is given to the next item, then counted on by one.
+        guard nextID > 0 else { return "nextID \(nextID) is not positive" }
+        guard nextID < Int.max else { return "nextID \(nextID) leaves no id to give" }
         var seen = Set<ItemID>()
         for item in items {
             guard item.id.rawValue > 0 else { return "id \(item.id.rawValue) is not positive" }
@@ -23,7 +27,8 @@ extension StoredQueue {
         return nil
     }
 
-    /// Decodes a store file's bytes, checking the format version and the consistency.
+    /// Decodes a store file's bytes, checking the format version, the consistency, and that
+    /// the file holds no field a save would lose.
     static func decode(_ data: Data, path: String) throws(StoreError) -> StoredQueue {
         struct Header: Decodable { let formatVersion: Int }
         let header: Header
@@ -43,7 +48,27 @@ extension StoredQueue {
             throw .corrupt(path: path, reason: reason(error))
         }
         if let problem = queue.inconsistency { throw .corrupt(path: path, reason: problem) }
+        if let key = unknownKey(in: data) {
+            throw .corrupt(path: path, reason: "unknown field \"\(key)\", which a save would lose")
+        }
         return queue
+    }
+
+    /// The first field of the file that `StoredQueue` does not hold (`notes`, `items.3.tags`),
+    /// or `nil`: a save writes only what it holds, so a file with more (written by another
+    /// program, or edited by hand) is refused rather than rewritten without it.
+    private static func unknownKey(in data: Data) -> String? {
+        guard let file = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        let queueKeys: Set = ["formatVersion", "currentDay", "nextID", "items"]
+        if let key = file.keys.sorted().first(where: { !queueKeys.contains($0) }) { return key }
+        let itemKeys: Set = ["id", "title", "done", "dayOfTheWeek", "queuePosition"]
+        for (index, item) in ((file["items"] as? [Any]) ?? []).enumerated() {
+            guard let item = item as? [String: Any] else { continue }
+            if let key = item.keys.sorted().first(where: { !itemKeys.contains($0) }) {
+                return "items.\(index).\(key)"
+            }
+        }
+        return nil
     }
 
     private static func reason(_ error: any Error) -> String {

@@ -14,6 +14,9 @@ enum ExitCode {
     static let invalidStore: Int32 = 4
     /// The store or its folder cannot be read, or may not be written, or the disk is full.
     static let io: Int32 = 5
+    /// The command did what it was asked, but its output could not be written (a closed pipe,
+    /// a full disk).
+    static let output: Int32 = 6
 
     /// The status for an error a command threw.
     static func of(_ error: any Error) -> Int32 {

@@ -135,6 +135,8 @@ enum Help {
              regular file); it was left untouched
           5  input/output: the store or its folder cannot be read, or may not be written by this
              user, or the disk is full; the store keeps its previous content
+          6  output: the command took effect, but what it printed could not be written (a
+             closed pipe, a full disk)
         """
 
     static var overview: String {

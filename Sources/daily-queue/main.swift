@@ -1,13 +1,41 @@
 import Foundation
+import ObserverGraph
 
 // A write past a file-size limit fails with an error the store reports (its previous content
 // kept), instead of killing the process.
 signal(SIGXFSZ, SIG_IGN)
+// A reader that went away (a pipe closed early) makes a write fail with an error, reported by
+// the exit status, instead of killing the process after the command may have saved its change.
+signal(SIGPIPE, SIG_IGN)
 
-// daily-queue: the command-line face of the DailyQueue reference app. Output is written
-// unbuffered, so that notifications appear live even when standard output is a pipe.
+/// Writes `line` and a newline to `descriptor`, unbuffered (so that notifications appear live
+/// even when standard output is a pipe); `false` when it could not (a closed pipe, a full disk).
+func writeLine(_ line: String, to descriptor: Int32) -> Bool {
+    let bytes = Array((line + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+        if count < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        offset += count
+    }
+    return true
+}
+
+// daily-queue: the command-line face of the DailyQueue reference app. A line that cannot be
+// written to standard output turns a success into exit status 6 (the command itself took
+// effect); one that cannot be written to standard error is lost (there is nowhere to say so).
+let outputLost = GraphLock(false)
 let tool = Tool(
-    out: { FileHandle.standardOutput.write(Data(($0 + "\n").utf8)) },
-    err: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) },
+    out: { line in if !writeLine(line, to: STDOUT_FILENO) { outputLost.withLock { $0 = true } } },
+    err: { line in _ = writeLine(line, to: STDERR_FILENO) },
     interactive: isatty(0) == 1)
-exit(tool.run(Array(CommandLine.arguments.dropFirst())))
+let status = tool.run(Array(CommandLine.arguments.dropFirst()))
+if status == ExitCode.success && outputLost.withLock({ $0 }) {
+    _ = writeLine(
+        "daily-queue: the output could not be written (the command itself took effect)", to: STDERR_FILENO)
+    exit(ExitCode.output)
+}
+exit(status)

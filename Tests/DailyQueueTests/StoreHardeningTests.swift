@@ -1,0 +1,225 @@
+import DailyQueue
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Cases found by an audit that ran the tool as a hostile user would: each test fails without
+/// its fix.
+@Suite(
+    "daily-queue: links, lock files, neighbours' files, hostile ids and lost output", .timeLimit(.minutes(2)))
+struct StoreHardeningTests {
+    let folder: URL
+    let store: String
+
+    init() throws {
+        folder = try temporaryFolder()
+        store = folder.appendingPathComponent("queue.json").path
+    }
+
+    func run(_ arguments: String..., launcher: [String] = []) throws -> DailyQueueCommand.Result {
+        try DailyQueueCommand.run(arguments + ["--store", store], launcher: launcher)
+    }
+
+    func titles(_ path: String? = nil) throws -> [String]? {
+        try JSONFileQueueStore(url: URL(fileURLWithPath: path ?? store)).load()?.items.map(\.title)
+    }
+
+    @Test("A save deletes only this store's own leftover temporary files")
+    func onlyOwnTemporaryFiles() throws {
+        #expect(try run("add", "A", "--done").status == 0)
+        let stale = folder.appendingPathComponent(".queue.json.3fa2b7c1d0e9.tmp").path
+        let kept = [
+            ".queue.json.draft.tmp",  // another program's atomic save
+            ".queue.json.bak.3fa2b7c1d0e9.tmp",  // the store `queue.json.bak`'s writer, under its own lock
+            ".queue.json.3FA2.tmp",  // not a name this store's writers make (uppercase)
+            ".queue.json..tmp",
+        ].map { folder.appendingPathComponent($0).path }
+        for path in [stale] + kept {
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("precious".utf8)))
+        }
+        #expect(try run("add", "B", "--done").status == 0)
+        #expect(!FileManager.default.fileExists(atPath: stale))
+        for path in kept {
+            #expect(FileManager.default.contents(atPath: path) == Data("precious".utf8), "\(path)")
+        }
+    }
+
+    @Test("A link to a store not made yet: the first save makes the store there; the link stays")
+    func danglingLink() throws {
+        let link = try temporaryFolder().appendingPathComponent("link.json").path
+        #expect(symlink(store, link) == 0)
+        let result = try DailyQueueCommand.run(["add", "A", "--done", "--store", link])
+        #expect(result.status == 0, "\(result.err)")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == store)
+        #expect(try titles() == ["A"])
+        #expect(try titles(link) == ["A"])
+    }
+
+    @Test("A relative link through another link to a store not made yet is followed to its end")
+    func danglingLinkChain() throws {
+        let first = folder.appendingPathComponent("first.json").path
+        let second = folder.appendingPathComponent("second.json").path
+        #expect(symlink("second.json", first) == 0)
+        #expect(symlink("queue.json", second) == 0)
+        #expect(try DailyQueueCommand.run(["add", "A", "--done", "--store", first]).status == 0)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: first)) == "second.json")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: second)) == "queue.json")
+        #expect(try titles() == ["A"])
+    }
+
+    @Test("A link to a store in a folder that does not exist is refused; the link stays")
+    func danglingLinkToMissingFolder() throws {
+        let link = folder.appendingPathComponent("link.json").path
+        let missing = folder.appendingPathComponent("no-such-folder")
+        let target = missing.appendingPathComponent("queue.json").path
+        #expect(symlink(target, link) == 0)
+        let result = try DailyQueueCommand.run(["add", "A", "--store", link])
+        #expect(result.status == 5)
+        #expect(
+            result.err
+                == "daily-queue: the folder \(missing.path) of the store \(target) does not exist or is not a "
+                + "folder; create it first\n")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == target)
+    }
+
+    @Test("A named pipe at the lock file's path: reads go on, writes are refused, nothing hangs")
+    func pipeAtLockPath() throws {
+        #expect(try run("add", "A", "--done").status == 0)
+        let before = FileManager.default.contents(atPath: store)
+        let lock = store + ".lock"
+        unlink(lock)
+        #expect(mkfifo(lock, 0o644) == 0)
+        // Only child processes touch the store from here on: each has a deadline, where this
+        // process, blocked in an open, would hang the suite.
+        let listed = try DailyQueueCommand.run(
+            ["list", "--store", store], environment: ["DAILY_QUEUE_LOCK_TIMEOUT": "1"], timeout: 30)
+        #expect(listed.status == 0, "\(listed.err)")
+        let added = try DailyQueueCommand.run(
+            ["add", "B", "--store", store], environment: ["DAILY_QUEUE_LOCK_TIMEOUT": "1"], timeout: 30)
+        #expect(added.status == 5)
+        #expect(
+            added.err
+                == "daily-queue: cannot write the store \(store): its lock file \(lock) is not a regular file\n"
+        )
+        #expect(FileManager.default.contents(atPath: store) == before)
+    }
+
+    @Test("A store whose nextID leaves no valid id is refused as corrupt, and left untouched")
+    func hostileNextID() throws {
+        for (nextID, reason) in [
+            ("0", "nextID 0 is not positive"), ("-3", "nextID -3 is not positive"),
+            ("9223372036854775807", "nextID 9223372036854775807 leaves no id to give"),
+        ] {
+            let content = Data(#"{"currentDay":1,"formatVersion":1,"items":[],"nextID":\#(nextID)}"#.utf8)
+            #expect(FileManager.default.createFile(atPath: store, contents: content))
+            let result = try run("add", "A")
+            #expect(result.status == 4, "\(nextID)")
+            #expect(result.err.contains(reason), "\(result.err)")
+            #expect(FileManager.default.contents(atPath: store) == content)
+        }
+    }
+
+    @Test("Output that cannot be written: the change is saved, and the exit status says 6")
+    func lostOutput() throws {
+        for redirect in [">/dev/full", ">&-"] {
+            let launcher = ["/bin/sh", "-c", "exec \"$0\" \"$@\" \(redirect)"]
+            let result = try run("add", "A \(redirect)", "--done", launcher: launcher)
+            #expect(result.status == 6, "\(redirect): \(result.err)")
+            #expect(
+                result.err
+                    == "daily-queue: the output could not be written (the command itself took effect)\n")
+        }
+        #expect(try titles() == ["A >/dev/full", "A >&-"])
+        // A refused command keeps its own status.
+        let refused = try run("done", "99", launcher: ["/bin/sh", "-c", "exec \"$0\" \"$@\" >/dev/full"])
+        #expect(refused.status == 1)
+    }
+
+    @Test("A reader that closes the pipe early: no signal kills the tool, the status says 6")
+    func closedPipe() throws {
+        guard let executable = DailyQueueCommand.executable else {
+            throw DailyQueueCommand.MissingExecutable()
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["add", "A", "--done", "--store", store]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try pipe.fileHandleForReading.close()  // nobody will read: a write fails with EPIPE
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning && Date() < deadline { usleep(2_000) }
+        if process.isRunning { process.terminate() }
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 6)
+        #expect(try titles() == ["A"])
+    }
+
+    @Test("A store with a field this program does not know is refused, not rewritten without it")
+    func unknownFields() throws {
+        for (content, field) in [
+            (#"{"currentDay":1,"formatVersion":1,"items":[],"nextID":1,"notes":"keep me"}"#, "notes"),
+            (
+                #"{"currentDay":1,"formatVersion":1,"items":[{"dayOfTheWeek":1,"done":true,"id":1,"tags":["x"],"#
+                    + #""title":"A"}],"nextID":2}"#,
+                "items.0.tags"
+            ),
+        ] {
+            #expect(FileManager.default.createFile(atPath: store, contents: Data(content.utf8)))
+            let result = try run("add", "B")
+            #expect(result.status == 4)
+            #expect(
+                result.err
+                    == "daily-queue: the store \(store) is corrupt (unknown field \"\(field)\", which a save "
+                    + "would lose); it was left untouched\n")
+            #expect(FileManager.default.contents(atPath: store) == Data(content.utf8))
+        }
+    }
+
+    @Test("A title from a store file is printed without its control characters")
+    func controlCharactersInStoredTitle() throws {
+        let title = "\u{1B}]0;pwned\u{07}\u{1B}[2J\nFAKE LINE"
+        let content = try JSONEncoder().encode(
+            StoredQueue(
+                currentDay: .monday, nextID: 2,
+                items: [
+                    StoredItem(
+                        id: ItemID(1), title: title, done: false, dayOfTheWeek: .monday, queuePosition: nil)
+                ]))
+        #expect(FileManager.default.createFile(atPath: store, contents: content))
+        let result = try run("done", "1")
+        #expect(result.status == 0, "\(result.err)")
+        #expect(
+            !result.out.unicodeScalars.contains { $0.properties.generalCategory == .control && $0 != "\n" })
+        #expect(result.out.contains("\u{FFFD}]0;pwned\u{FFFD}\u{FFFD}[2J\u{FFFD}FAKE LINE"))
+        #expect(result.out.split(separator: "\n").count == result.out.filter { $0 == "\n" }.count)
+    }
+
+    @Test(
+        "A store whose group this user does not have is refused: a save would change its group",
+        .enabled(if: OtherUser.launcher != nil))
+    func foreignGroup() throws {
+        let user = try #require(OtherUser.launcher)
+        guard geteuid() == 0 else { return }  // only root can hand the file a group the user lacks
+        OtherUser.own(folder.path)
+        #expect(try run("add", "Keep", "--done", launcher: user).status == 0)
+        #expect(chown(store, OtherUser.uid, 0) == 0)
+        #expect(chmod(store, 0o660) == 0)
+        let before = FileManager.default.contents(atPath: store)
+        let refused = try run("add", "X", launcher: user)
+        #expect(refused.status == 5)
+        #expect(
+            refused.err
+                == "daily-queue: the store \(store) cannot be changed: its group (gid 0) is not one of this "
+                + "user's, and a save would change its group; nothing was changed\n")
+        #expect(FileManager.default.contents(atPath: store) == before)
+        var info = stat()
+        #expect(stat(store, &info) == 0 && info.st_gid == 0)
+    }
+}
