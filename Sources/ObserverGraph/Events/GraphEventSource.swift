@@ -93,8 +93,9 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// runs on the actor. A closure that sends to its own source does not re-enter: the new
     /// event is delivered after the current call returns.
     ///
-    /// Ownership: the observation holds `isolation` weakly, so an actor that keeps its tokens
-    /// goes when nothing else holds it (and its tokens end their observations). A closure that
+    /// Ownership: the observation holds `isolation` weakly (the main actor, which lives as long
+    /// as the process, strongly), so an actor that keeps its tokens goes when nothing else holds
+    /// it (and its tokens end their observations). A closure that
     /// uses an actor instance's state captures it, and holds it until the observation ends
     /// (cancel, or the source's terminal event). An observation whose actor is gone ends at the
     /// first event that arrives from elsewhere, without a call.

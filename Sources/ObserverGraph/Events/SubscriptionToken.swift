@@ -140,16 +140,16 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     /// broadcasts queued after that, never the earlier ones.
     @usableFromInline let firstSequence: UInt64
     /// The queue of a `.queue` sink; `nil` for the other modes. (An actor sink's actor is in
-    /// `state`, held weakly: an actor keeps its tokens, and must not keep itself alive through
-    /// them.)
+    /// `state`, held weakly unless it is the main actor: an actor keeps its tokens, and must
+    /// not keep itself alive through them.)
     @usableFromInline let queue: DispatchQueue?
     /// For `.actor` sinks, the actor's identity; `nil` for the other modes. The delivery path
     /// compares it with the drainer's without retaining the actor.
     @usableFromInline let actorIdentity: ObjectIdentifier?
-    /// For `.actor` sinks, the actor, unowned: it keeps the actor's memory, never the actor
-    /// alive (its deinit runs when its last strong reference goes), so no other actor can be
-    /// allocated at its address while this sink lives, and `actorIdentity` names this actor
-    /// only. Never read.
+    /// For `.actor` sinks on an actor other than the main actor, the actor, unowned: it keeps
+    /// the actor's memory, never the actor alive (its deinit runs when its last strong
+    /// reference goes), so no other actor can be allocated at its address while this sink
+    /// lives, and `actorIdentity` names this actor only. Never read.
     @usableFromInline unowned let _actorPin: (any Actor)?
     /// The sink was made with `.nonisolated`.
     @usableFromInline let isNonisolated: Bool
@@ -198,8 +198,10 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             isNonisolated = false
             self.queue = queue
         case .actor(let actor):
-            actorIdentity = ObjectIdentifier(actor)
-            _actorPin = actor
+            let identity = ObjectIdentifier(actor)
+            actorIdentity = identity
+            // The main actor lives as long as the process: it needs no pin (see `_actorPin`).
+            _actorPin = identity == ObjectIdentifier(MainActor.shared) ? nil : actor
             isNonisolated = false
             queue = nil
             isolation = actor
@@ -270,7 +272,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
                 if _markSlow() { return .nothing }
                 // A scheduled task or a run holds the actor: it is loaded only when neither does.
                 guard !state.scheduled, !state.running else { return .nothing }
-                guard let actor = state.actor else {
+                guard let actor = state.actor ?? state.weakActor else {
                     // The actor is gone: nothing can run the closure any more, so the
                     // observation ends as a cancel would end it.
                     defer { (state.handler, state.mailbox) = (nil, []) }
@@ -495,11 +497,13 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             releasedByGate = unsafeDowncast(gate, to: _ActorGate<Value>.self).close()
         }
         var dropped: [GraphEvent<Value>] = []
+        var actor: (any Actor)?
         while true {
             let (handler, wait) = state.withLock { state -> (_Handler<Value>?, DispatchSemaphore?) in
                 let handler = state.handler
                 state.handler = nil
-                state.actor = nil
+                if actor == nil { swap(&actor, &state.actor) }
+                state.weakActor = nil
                 if !state.mailbox.isEmpty { swap(&dropped, &state.mailbox) }
                 if state.running && state.deliveringThread == thread { stopsBatch = true }
                 if state.isCalling(on: thread) { return (handler, nil) }
@@ -515,7 +519,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         // Written only here, on the thread that is running the mailbox (the actor), and read by
         // that run after the closure returns: the same thread, so no lock is needed.
         if stopsBatch { _stoppedOnActor = true }
-        withExtendedLifetime((released, releasedByGate, dropped)) {}
+        withExtendedLifetime((released, releasedByGate, dropped, actor)) {}
     }
 
     /// Closes the actor gate after a terminal event, as the lock state's `handler` is: the
@@ -615,14 +619,24 @@ struct _SinkState<Value: Sendable> {
     @usableFromInline var scheduled = false
     /// Actor sinks: the mailbox is being run on the actor right now.
     @usableFromInline var running = false
-    /// Actor sinks: the actor, held weakly (an actor that keeps its token, the usual place,
-    /// would otherwise keep itself alive through it), until the sink is closed; `nil` for the
-    /// other modes.
-    @usableFromInline weak var actor: (any Actor)?
+    /// Actor sinks on the main actor: the main actor, until the sink is closed. It lives as long
+    /// as the process, so it is held strongly: a weak reference would give it a side table,
+    /// which makes every count of a reference to it (each `MainActor.shared`, each task on it)
+    /// several times slower, in the whole app. `nil` for the other sinks.
+    @usableFromInline var actor: (any Actor)?
+    /// Actor sinks on any other actor: the actor, held weakly (an actor that keeps its token,
+    /// the usual place, would otherwise keep itself alive through it), until the sink is
+    /// closed. `nil` for the other sinks.
+    @usableFromInline weak var weakActor: (any Actor)?
 
     @usableFromInline init(handler: _Handler<Value>?, actor: (any Actor)? = nil) {
         self.handler = handler
-        self.actor = actor
+        guard let actor else { return }
+        if ObjectIdentifier(actor) == ObjectIdentifier(MainActor.shared) {
+            self.actor = actor
+        } else {
+            weakActor = actor
+        }
     }
 
     /// Whether this caller releases the closure (see `releaseHandedOff`); only the first does.
