@@ -45,6 +45,25 @@ struct DailyQueueCommand {
     }
 }
 
+/// A suite whose tests each run the tool on one store, `queue.json`, in a folder of their own.
+protocol OneStoreSuite {
+    var folder: URL { get }
+    var store: String { get }
+}
+
+extension OneStoreSuite {
+    /// A new folder, and the path of the store in it (not made yet).
+    static func scratch() throws -> (folder: URL, store: String) {
+        let folder = try temporaryFolder()
+        return (folder, folder.appendingPathComponent("queue.json").path)
+    }
+
+    /// `daily-queue ARGUMENTS --store STORE`, started by `launcher` (see `DailyQueueCommand.run`).
+    func run(_ arguments: String..., launcher: [String] = []) throws -> DailyQueueCommand.Result {
+        try DailyQueueCommand.run(arguments + ["--store", store], launcher: launcher)
+    }
+}
+
 /// A `daily-queue` process that was started and not yet waited for.
 final class Spawned {
     let process = Process()

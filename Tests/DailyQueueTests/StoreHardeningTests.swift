@@ -12,18 +12,11 @@ import Testing
 /// its fix.
 @Suite(
     "daily-queue: links, lock files, neighbours' files, hostile ids and lost output", .timeLimit(.minutes(2)))
-struct StoreHardeningTests {
+struct StoreHardeningTests: OneStoreSuite {
     let folder: URL
     let store: String
 
-    init() throws {
-        folder = try temporaryFolder()
-        store = folder.appendingPathComponent("queue.json").path
-    }
-
-    func run(_ arguments: String..., launcher: [String] = []) throws -> DailyQueueCommand.Result {
-        try DailyQueueCommand.run(arguments + ["--store", store], launcher: launcher)
-    }
+    init() throws { (folder, store) = try Self.scratch() }
 
     func titles(_ path: String? = nil) throws -> [String]? {
         try JSONFileQueueStore(url: URL(fileURLWithPath: path ?? store)).load()?.items.map(\.title)

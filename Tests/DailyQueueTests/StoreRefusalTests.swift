@@ -46,18 +46,11 @@ func mode(_ path: String) -> UInt32 {
 }
 
 @Suite("daily-queue: stores that must be refused, and saves that keep what they must")
-struct StoreRefusalTests {
+struct StoreRefusalTests: OneStoreSuite {
     let folder: URL
     let store: String
 
-    init() throws {
-        folder = try temporaryFolder()
-        store = folder.appendingPathComponent("queue.json").path
-    }
-
-    func run(_ arguments: String..., launcher: [String] = []) throws -> DailyQueueCommand.Result {
-        try DailyQueueCommand.run(arguments + ["--store", store], launcher: launcher)
-    }
+    init() throws { (folder, store) = try Self.scratch() }
 
     func bytes() throws -> Data { try Data(contentsOf: URL(fileURLWithPath: store)) }
 

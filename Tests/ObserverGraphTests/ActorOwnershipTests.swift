@@ -87,12 +87,7 @@ struct ActorOwnershipTests {
                 weakKeeper = keeper
                 await keeper.start(channel, capturing: true)
                 channel.send(5)
-                var seen = 0
-                for _ in 0..<10_000 where seen != 5 {
-                    seen = await keeper.seen
-                    if seen != 5 { try? await Task.sleep(for: .milliseconds(1)) }
-                }
-                #expect(seen == 5)
+                #expect(await awaitValue(5) { await keeper.seen } == 5)
             }
             // The closure captures the actor, and the actor keeps the token: held (documented).
             try? await Task.sleep(for: .milliseconds(20))

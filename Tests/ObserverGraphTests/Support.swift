@@ -295,6 +295,20 @@ final class BackgroundCall: Sendable {
     func returned(within seconds: Double) -> Bool { done.wait(timeout: .now() + seconds) == .success }
 }
 
+/// Reads `value` (which may await, an actor's state, say) until it equals `expected` or `limit`
+/// passes; returns the last value read, for the caller's exact expectation.
+func awaitValue<Value: Equatable>(
+    _ expected: Value, within limit: Duration = .seconds(10), _ value: () async -> Value
+) async -> Value {
+    let deadline = ContinuousClock.now + limit
+    var last = await value()
+    while last != expected && ContinuousClock.now < deadline {
+        try? await Task.sleep(for: .milliseconds(1))
+        last = await value()
+    }
+    return last
+}
+
 /// Polls `condition` on the caller's actor, sleeping 1 ms between tries, until it holds or
 /// `limit` passes; returns whether it held. Each call has its own deadline, and the limit is
 /// generous: a test runner that is busy elsewhere can keep an actor from its next turn for

@@ -57,12 +57,7 @@ struct SwiftConcurrencyArticleTests {
             gone = store
             await store.start(credits)
             credits.send(5)
-            var total = 0
-            for _ in 0..<10_000 where total != 5 {
-                total = await store.total
-                if total != 5 { try? await Task.sleep(for: .milliseconds(1)) }
-            }
-            #expect(total == 5)
+            #expect(await awaitValue(5) { await store.total } == 5)
             await store.stop()
         }
         #expect(await eventually(within: .seconds(10)) { gone == nil })
