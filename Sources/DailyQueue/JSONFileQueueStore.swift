@@ -127,12 +127,6 @@ public final class JSONFileQueueStore: QueueStore {
                 path: path,
                 reason: "it belongs to another user (uid \(owner)), and a save would change its owner")
         }
-        guard case .file(_, _, let group) = status, user != 0, !POSIXFile.isCallersGroup(group) else {
-            return
-        }
-        throw .readOnly(
-            path: path,
-            reason: "its group (gid \(group)) is not one of this user's, and a save would change its group")
     }
 
     private func read() throws(StoreError) -> StoredQueue? {
@@ -169,20 +163,44 @@ public final class JSONFileQueueStore: QueueStore {
         let temporary = folder + "/.\(name).\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).tmp"
         var renamed = false
         defer { if !renamed { unlink(temporary) } }
+        /// The store's group, when this user may not give it to the new file.
+        var refusedGroup: UInt32?
         do throws(POSIXFile.Failure) {
             let descriptor = try POSIXFile.open(temporary, O_WRONLY | O_CREAT | O_EXCL)
             defer { close(descriptor) }
             if case .file(let mode, let owner, let group) = existing {
-                // Owner first: changing the owner may clear mode bits. (`checkWritable` refused a
-                // store whose owner or group this user could not give the new file.)
-                if fchown(descriptor, uid_t(owner), gid_t(group)) != 0 {
-                    throw POSIXFile.Failure(code: errno)
+                // Owner first: changing the owner may clear mode bits. Only what differs from
+                // what the new file got (its folder may have given it the store's group already,
+                // which a user outside that group may keep).
+                var made = stat()
+                if fstat(descriptor, &made) != 0 { throw POSIXFile.Failure(code: errno) }
+                if UInt32(made.st_uid) != owner || UInt32(made.st_gid) != group,
+                    fchown(descriptor, uid_t(owner), gid_t(group)) != 0
+                {
+                    let code = errno
+                    // The user's own store: a group the user is not in cannot be kept, and a save
+                    // would change it; a file system without owners (it refuses every chown) is
+                    // written as before. Another user's store (root saving it): always an error.
+                    if owner == UInt32(geteuid()) {
+                        if code == EPERM {
+                            refusedGroup = group
+                            throw POSIXFile.Failure(code: code)
+                        }
+                    } else {
+                        throw POSIXFile.Failure(code: code)
+                    }
                 }
                 if fchmod(descriptor, mode_t(mode)) != 0 { throw POSIXFile.Failure(code: errno) }
             }
             try POSIXFile.writeAll(descriptor, bytes)
             try POSIXFile.sync(descriptor)
         } catch {
+            if let group = refusedGroup {
+                throw .readOnly(
+                    path: path,
+                    reason: "its group (gid \(group)) is not one of this user's, and a save would change "
+                        + "its group")
+            }
             if error.code == ENOENT || error.code == ENOTDIR {
                 throw .folderMissing(path: path, folder: folder)
             }
@@ -222,7 +240,12 @@ public final class JSONFileQueueStore: QueueStore {
     /// Whether `name` is `prefix`, 1 to 16 lowercase hexadecimal digits, then `.tmp`: the name of
     /// a temporary file this store's `write` makes.
     static func isTemporaryName(_ name: String, prefix: String) -> Bool {
-        guard name.hasPrefix(prefix), name.hasSuffix(".tmp") else { return false }
+        // Byte for byte: `hasPrefix` compares canonically equivalent text as equal ("é" and
+        // "e" + U+0301), which names two different files here.
+        let suffix = ".tmp".utf8
+        guard name.utf8.starts(with: prefix.utf8), name.utf8.reversed().starts(with: suffix.reversed()) else {
+            return false
+        }
         let digits = name.utf8.dropFirst(prefix.utf8.count).dropLast(4)
         return (1...16).contains(digits.count)
             && digits.allSatisfy {

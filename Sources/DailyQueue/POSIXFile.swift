@@ -103,17 +103,6 @@ enum POSIXFile {
         return result == 0 ? nil : errno
     }
 
-    /// Whether `group` is this process's effective group or one of its supplementary groups:
-    /// the groups it may give a file it owns.
-    static func isCallersGroup(_ group: UInt32) -> Bool {
-        if UInt32(getegid()) == group { return true }
-        let count = getgroups(0, nil)
-        guard count > 0 else { return false }
-        var groups = [gid_t](repeating: 0, count: Int(count))
-        let filled = getgroups(count, &groups)
-        return filled > 0 && groups[0..<Int(filled)].contains(gid_t(group))
-    }
-
     /// `open(path, flags, 0o666)`, retried on `EINTR`.
     static func open(_ path: String, _ flags: Int32) throws(Failure) -> Int32 {
         while true {

@@ -72,6 +72,9 @@ public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
     case badPosition(Int, count: Int)
     /// The title is empty.
     case emptyTitle
+    /// Every id has been given: the next one would overflow (a store whose `nextID` is
+    /// `Int.max`).
+    case noIDLeft
     /// The title has more than `maximum` characters (after trimming).
     case titleTooLong(length: Int, maximum: Int)
     /// The title contains a control character (`found` names it: "a line break", "U+001B").
@@ -93,6 +96,7 @@ public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
                 ? "the queue is empty: there is no position \(position)"
                 : "position \(position) is not in 1...\(count)"
         case .emptyTitle: "a title cannot be empty"
+        case .noIDLeft: "no item can be added: every id has been given (nextID is \(Int.max))"
         case .titleTooLong(let length, let maximum):
             "a title can have at most \(maximum) characters; this one has \(length)"
         case .controlCharacterInTitle(let found):

@@ -83,12 +83,13 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     ///
     /// Thread safety: the manager's thread.
     /// Callbacks: `queue` observers (inserts), then `.added` or `.stored` to manager observers.
-    /// - Throws: `.emptyTitle`, `.titleTooLong`, `.controlCharacterInTitle` (nothing changes);
-    ///   `.store` if saving failed (the store keeps its old content).
+    /// - Throws: `.emptyTitle`, `.titleTooLong`, `.controlCharacterInTitle`, `.noIDLeft`
+    ///   (nothing changes); `.store` if saving failed (the store keeps its old content).
     /// - Complexity: O(n) for the save, n = stored items.
     @discardableResult
     public func add(title: String, day: Weekday? = nil, done: Bool = true) throws(QueueError) -> QueueItem {
         let trimmed = try ItemTitle.validated(title)
+        guard nextID < Int.max else { throw .noIDLeft }
         let item = QueueItem(id: ItemID(nextID), title: trimmed, done: done, dayOfTheWeek: day ?? currentDay)
         nextID += 1
         items.append(item)

@@ -2,15 +2,13 @@ import Foundation
 
 extension StoredQueue {
     /// Why this content cannot be a queue, or `nil` when it is consistent: ids positive and
-    /// distinct, `nextID` positive, below `Int.max` and above every id, queue positions exactly
-    /// 1...n.
+    /// distinct, `nextID` positive and above every id, queue positions exactly 1...n.
     ///
     /// Thread safety: a value. Callbacks: none.
     /// - Complexity: O(n log n), n = items.
     public var inconsistency: String? {
-        // The next id is given to the next item, then counted on by one.
+        // The next id is given to the next item (`Int.max`: none is left, and `add` refuses).
         guard nextID > 0 else { return "nextID \(nextID) is not positive" }
-        guard nextID < Int.max else { return "nextID \(nextID) leaves no id to give" }
         var seen = Set<ItemID>()
         for item in items {
             guard item.id.rawValue > 0 else { return "id \(item.id.rawValue) is not positive" }

@@ -120,6 +120,8 @@ struct ActorOwnershipTests {
         await onBackgroundThreads(1) { _ in channel.send(2) }
         #expect(counted.withLock { $0 } == 1)
         #expect(closureReleases.withLock { $0 } == 1)
+        #expect(token?.isCancelled == true)
+        #expect(channel.observerCount == 0)  // out of the source's list, as a cancelled one
         channel.send(3)
         #expect(counted.withLock { $0 } == 1)
         withExtendedLifetime(token) {}

@@ -37,11 +37,13 @@ public final class SubscriptionToken: Sendable {
         target._cancel()
     }
 
-    /// Whether the observation ended for good: the token was cancelled, or the source delivered
-    /// a terminal event. A closure observer that someone removed from the source's observer list
-    /// (`removeObserver(_:)`, `removeAllObservers()`) is not cancelled: nothing reaches it while
-    /// it is out of the list, and it is delivered to again if added back, so this stays `false`
-    /// (`hasObserver(_:)` of the source tells whether it is in the list).
+    /// Whether the observation ended for good: the token was cancelled, the source delivered a
+    /// terminal event, or (an observation on an actor) its actor went, found by the next event
+    /// (see `GraphEventSource.observe(isolation:_:)`). A closure observer that someone removed
+    /// from the source's observer list (`removeObserver(_:)`, `removeAllObservers()`) is not
+    /// cancelled: nothing reaches it while it is out of the list, and it is delivered to again if
+    /// added back, so this stays `false` (`hasObserver(_:)` of the source tells whether it is in
+    /// the list).
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
@@ -285,8 +287,8 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             case .nothing: break
             case .task(let actor): Task { await self._runMailboxTask(isolation: actor) }
             case .ended(let handler, let dropped):
-                _closeActorGate()
                 withExtendedLifetime((handler, dropped)) {}  // released with no lock held
+                _cancel()  // the gate closed, and out of the source's list, as a cancel does
             }
             return
         }
