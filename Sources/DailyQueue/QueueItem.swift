@@ -110,11 +110,13 @@ public final class QueueItem: GraphObservable, Sendable {
         set { position.withLock { $0 = newValue } }
     }
 
-    /// The item's name in graph pictures: `#3 "Laundry"`.
+    /// The item's name in graph pictures: `#3 "Laundry"`. A character a title may not hold (a
+    /// title read from a store file that another program wrote) is shown as "�", as in event
+    /// lines.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
-    /// - Complexity: O(1).
-    public var graphDisplayName: String { "\(id) \"\(title)\"" }
+    /// - Complexity: O(length of the title).
+    public var graphDisplayName: String { "\(id) \"\(ItemTitle.printable(title))\"" }
 
     /// The item's values now, as a value.
     ///

@@ -209,6 +209,13 @@ struct StoreHardeningTests: OneStoreSuite {
             !result.out.unicodeScalars.contains { $0.properties.generalCategory == .control && $0 != "\n" })
         #expect(result.out.contains("\u{FFFD}]0;pwned\u{FFFD}\u{FFFD}[2J\u{FFFD}FAKE LINE"))
         #expect(result.out.split(separator: "\n").count == result.out.filter { $0 == "\n" }.count)
+        for arguments in [["graph"], ["graph", "--mermaid"]] {
+            let graph = try DailyQueueCommand.run(arguments + ["--store", store])
+            #expect(graph.status == 0, "\(graph.err)")
+            let controls = graph.out.unicodeScalars.filter { $0.properties.generalCategory == .control }
+            #expect(controls.allSatisfy { $0 == "\n" })
+            #expect(graph.out.contains("\u{FFFD}]0;pwned"), "\(graph.out)")
+        }
     }
 
     @Test(
