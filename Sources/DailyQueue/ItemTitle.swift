@@ -4,14 +4,22 @@
 /// `maximumLength` characters (grapheme clusters, as people count them: "🇯🇵" and "é" are one
 /// each), and contains no control character: no line break, tab, escape sequence, line or
 /// paragraph separator, or bidirectional override (which would reorder what a table shows).
+/// Each character is made of at most `maximumScalarsPerCharacter` Unicode scalars, so that 200
+/// characters stay a short line of text (one letter and 60,000 combining marks is one character).
 public enum ItemTitle {
     /// The most characters a title may have: 200.
     public static let maximumLength = 200
 
+    /// The most Unicode scalars one character of a title may be made of: 32 (a letter and the 30
+    /// marks Unicode's stream-safe text format allows after it; the longest emoji sequences are
+    /// about 10).
+    public static let maximumScalarsPerCharacter = 32
+
     /// `raw`, trimmed, if it is a valid title.
     ///
     /// Thread safety: a pure function. Callbacks: none.
-    /// - Throws: `.emptyTitle`, `.titleTooLong` or `.controlCharacterInTitle`.
+    /// - Throws: `.emptyTitle`, `.titleTooLong`, `.characterTooComplex` or
+    ///   `.controlCharacterInTitle`.
     /// - Complexity: O(length of `raw`).
     public static func validated(_ raw: String) throws(QueueError) -> String {
         let trimmed = trim(raw)
@@ -19,7 +27,14 @@ public enum ItemTitle {
         if let bad = trimmed.unicodeScalars.first(where: isForbidden) {
             throw .controlCharacterInTitle(found: name(bad))
         }
-        let length = trimmed.count
+        var length = 0
+        for character in trimmed {
+            let scalars = character.unicodeScalars.count
+            guard scalars <= maximumScalarsPerCharacter else {
+                throw .characterTooComplex(scalars: scalars, maximum: maximumScalarsPerCharacter)
+            }
+            length += 1
+        }
         guard length <= maximumLength else { throw .titleTooLong(length: length, maximum: maximumLength) }
         return trimmed
     }

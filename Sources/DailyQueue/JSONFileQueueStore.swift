@@ -19,7 +19,7 @@ import Foundation
 ///   or a full disk, the store holds the old or the new content, never a mix.
 /// - A file it cannot use (not JSON, inconsistent, a newer format, a directory, a pipe) is
 ///   reported and never overwritten; a store this user may not change is refused before any
-///   change.
+///   change, and so is a store with several names (hard links), which a save would split.
 public final class JSONFileQueueStore: QueueStore {
     /// The store file.
     public let url: URL
@@ -113,7 +113,22 @@ public final class JSONFileQueueStore: QueueStore {
                 reason: code == EROFS
                     ? "its file system is read-only" : "its folder \(folder) is not writable by this user")
         }
+        // A save writes `.NAME.HEX.tmp` beside the store (see `write`): 22 bytes more than NAME.
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        let longest = POSIXFile.longestName(in: folder)
+        if name.utf8.count + 22 > longest {
+            throw .readOnly(
+                path: path,
+                reason: "its name is \(name.utf8.count) bytes long, and a save writes a temporary file "
+                    + "beside it whose name is 22 bytes longer, over the \(longest) its folder allows")
+        }
         guard case .file(let mode, let owner, _) = status else { return }
+        if let links = POSIXFile.linkCount(path), links > 1 {
+            throw .readOnly(
+                path: path,
+                reason: "it has \(links) names (hard links), and a save would replace it under this one "
+                    + "only, leaving the others with the old content; use a symbolic link instead")
+        }
         if let code = POSIXFile.access(path, W_OK) {
             throw .readOnly(
                 path: path,

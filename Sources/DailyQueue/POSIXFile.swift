@@ -90,6 +90,20 @@ enum POSIXFile {
         return String(decoding: buffer[0..<count], as: UTF8.self)
     }
 
+    /// How many names (hard links) the file at `path` has, or `nil` when it cannot be read.
+    static func linkCount(_ path: String) -> UInt? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return UInt(info.st_nlink)
+    }
+
+    /// The longest file name the folder at `path` allows, in bytes (255 when the system does
+    /// not say).
+    static func longestName(in path: String) -> Int {
+        let longest = pathconf(path, Int32(_PC_NAME_MAX))
+        return longest > 0 ? Int(longest) : 255
+    }
+
     /// Whether this process may access `path` in `mode` (`R_OK`, `W_OK`, `X_OK`); the `errno`
     /// otherwise.
     static func access(_ path: String, _ mode: Int32) -> Int32? {

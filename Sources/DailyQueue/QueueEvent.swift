@@ -77,6 +77,9 @@ public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
     case noIDLeft
     /// The title has more than `maximum` characters (after trimming).
     case titleTooLong(length: Int, maximum: Int)
+    /// A character of the title is made of more than `maximum` Unicode scalars (`scalars`): a
+    /// letter under a pile of combining marks, which a table shows as one character.
+    case characterTooComplex(scalars: Int, maximum: Int)
     /// The title contains a control character (`found` names it: "a line break", "U+001B").
     case controlCharacterInTitle(found: String)
     /// The store refused to save. The change was made in memory (the queue shows it) but not
@@ -99,6 +102,9 @@ public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noIDLeft: "no item can be added: every id has been given (nextID is \(Int.max))"
         case .titleTooLong(let length, let maximum):
             "a title can have at most \(maximum) characters; this one has \(length)"
+        case .characterTooComplex(let scalars, let maximum):
+            "a character of a title can be made of at most \(maximum) Unicode scalars (a letter and its marks); "
+                + "one of this title's is made of \(scalars)"
         case .controlCharacterInTitle(let found):
             "a title cannot contain control characters (found \(found)); give one line of plain text"
         case .store(let error): error.description

@@ -83,8 +83,8 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     ///
     /// Thread safety: the manager's thread.
     /// Callbacks: `queue` observers (inserts), then `.added` or `.stored` to manager observers.
-    /// - Throws: `.emptyTitle`, `.titleTooLong`, `.controlCharacterInTitle`, `.noIDLeft`
-    ///   (nothing changes); `.store` if saving failed (the store keeps its old content).
+    /// - Throws: `.emptyTitle`, `.titleTooLong`, `.characterTooComplex`, `.controlCharacterInTitle`,
+    ///   `.noIDLeft` (nothing changes); `.store` if saving failed (the store keeps its old content).
     /// - Complexity: O(n) for the save, n = stored items.
     @discardableResult
     public func add(title: String, day: Weekday? = nil, done: Bool = true) throws(QueueError) -> QueueItem {

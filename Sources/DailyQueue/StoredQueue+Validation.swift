@@ -35,6 +35,10 @@ extension StoredQueue {
         } catch {
             throw .corrupt(path: path, reason: "not a daily-queue file")
         }
+        // Versions count from 1: a smaller one was never written by daily-queue.
+        guard header.formatVersion >= 1 else {
+            throw .corrupt(path: path, reason: "formatVersion \(header.formatVersion) is not a version")
+        }
         guard header.formatVersion <= StoredQueue.currentFormatVersion else {
             throw .newerFormat(
                 path: path, found: header.formatVersion, supported: StoredQueue.currentFormatVersion)

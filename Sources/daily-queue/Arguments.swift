@@ -1,6 +1,7 @@
 /// A command line split into words and `--options`, with no dependency: options may come before
 /// or after the arguments, and `--` ends the options (every word after it is an argument, so
-/// `add -- --done` adds a title "--done").
+/// `add -- --done` adds a title "--done"). An option with a value may be given once: a second
+/// `--day` or `--store` is refused, not silently chosen over the first.
 struct Arguments {
     /// The words that are not options, in order.
     private(set) var words: [String]
@@ -29,11 +30,14 @@ struct Arguments {
                 flags.insert("--help")
             } else if word.hasPrefix("--") {
                 if let equals = word.firstIndex(of: "=") {
-                    values[String(word[..<equals])] = String(word[word.index(after: equals)...])
+                    let name = String(word[..<equals])
+                    guard values[name] == nil else { throw UsageError("\(name) is given twice") }
+                    values[name] = String(word[word.index(after: equals)...])
                 } else if Self.valued.contains(word) {
                     guard index < raw.count, !raw[index].hasPrefix("--") else {
                         throw UsageError("\(word) needs a value")
                     }
+                    guard values[word] == nil else { throw UsageError("\(word) is given twice") }
                     values[word] = raw[index]
                     index += 1
                 } else {

@@ -177,26 +177,61 @@ struct Tool {
     }
 
     /// The store named by `--store` (default `~/.daily-queue.json`), waiting for its lock up
-    /// to `DAILY_QUEUE_LOCK_TIMEOUT` seconds (default 5).
+    /// to `DAILY_QUEUE_LOCK_TIMEOUT` seconds (default 5). A `--store` path of `~` or starting
+    /// with `~/` is in the `HOME` folder (as a shell expands it), and so is the default store: a
+    /// `HOME` that is empty or relative is refused rather than read as the current folder.
     func store(_ arguments: Arguments) throws(UsageError) -> JSONFileQueueStore {
-        let url: URL
-        if let path = arguments.values["--store"] {
-            guard !path.isEmpty else { throw UsageError("--store needs a path") }
-            url = URL(fileURLWithPath: path)
+        let path: String
+        if let given = arguments.values["--store"] {
+            guard !given.isEmpty else { throw UsageError("--store needs a path") }
+            if given == "~" || given.hasPrefix("~/") {
+                let expanded = try Self.home() + given.dropFirst()
+                path = expanded.isEmpty ? "/" : expanded  // `~` with HOME=/
+            } else {
+                path = given
+            }
         } else {
-            let home =
-                ProcessInfo.processInfo.environment["HOME"].map { URL(fileURLWithPath: $0) }
-                ?? FileManager.default.homeDirectoryForCurrentUser
-            url = home.appendingPathComponent(".daily-queue.json")
+            path = try Self.home() + "/.daily-queue.json"
         }
         var timeout = 5.0
         if let text = ProcessInfo.processInfo.environment["DAILY_QUEUE_LOCK_TIMEOUT"] {
-            guard let seconds = Double(text), seconds.isFinite, seconds >= 0 else {
-                throw UsageError("DAILY_QUEUE_LOCK_TIMEOUT must be a number of seconds, not \(text)")
+            guard let seconds = Self.decimalSeconds(text) else {
+                throw UsageError(
+                    "DAILY_QUEUE_LOCK_TIMEOUT must be a decimal number of seconds up to 1000000 (such as 5 or "
+                        + "0.5), not \(text)")
             }
             timeout = seconds
         }
-        return JSONFileQueueStore(url: url, lockTimeout: timeout)
+        // A path that `URL` would expand itself (`~user/…`) is expanded by it, as a shell does.
+        return JSONFileQueueStore(url: URL(fileURLWithPath: path), lockTimeout: timeout)
+    }
+
+    /// The `HOME` folder, without a trailing slash; the user database's home when `HOME` is not
+    /// set. Refuses an empty or relative `HOME`.
+    static func home() throws(UsageError) -> String {
+        guard let home = ProcessInfo.processInfo.environment["HOME"] else {
+            return FileManager.default.homeDirectoryForCurrentUser.path
+        }
+        guard home.hasPrefix("/") else {
+            throw UsageError(
+                "HOME is \(home.isEmpty ? "empty" : "a relative path (\(home))"); set it to your home folder, "
+                    + "or give --store PATH")
+        }
+        var trimmed = Substring(home)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        return trimmed == "/" ? "" : String(trimmed)
+    }
+
+    /// `text` as a number of seconds when it is written with decimal digits and at most one
+    /// point (`5`, `0.5`, `.5`), at most a million seconds; `nil` otherwise. `Double(_:)` alone
+    /// would also read `0x10` (16), `1e3`, `inf` and `nan`.
+    static func decimalSeconds(_ text: String) -> Double? {
+        let digits = text.utf8.filter { $0 != UInt8(ascii: ".") }
+        guard !digits.isEmpty, text.utf8.count - digits.count <= 1,
+            digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            let seconds = Double(text), seconds <= 1_000_000
+        else { return nil }
+        return seconds
     }
 
     /// The weekday of the system's current date.

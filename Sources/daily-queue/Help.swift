@@ -114,7 +114,7 @@ enum Help {
               quit            end (so does the end of the input)
             Each command first re-reads the store under its lock, so changes made meanwhile by other
             repls or commands are shown and kept, never overwritten.
-            The repl exits with status 1 if any line failed.
+            The repl exits with status 1 if any line failed, or at a line longer than 64 KiB.
             """
     }
 

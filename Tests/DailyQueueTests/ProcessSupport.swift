@@ -39,11 +39,20 @@ struct DailyQueueCommand {
         launcher: [String] = [], timeout: Double = 60
     ) throws -> Result {
         let running = try Spawned(arguments, environment: environment, launcher: launcher)
-        if let input { running.stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        if let input {
+            // A process may stop reading before the end of its input (the repl's line limit):
+            // the rest cannot be written, which is an error here, not this process's end.
+            ignoreBrokenPipes
+            try? running.stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
+        }
         try running.stdin.fileHandleForWriting.close()
         return running.finish(timeout: timeout)
     }
 }
+
+/// Set once: a write to a pipe whose reader is gone fails with `EPIPE` instead of ending the
+/// test process with `SIGPIPE`.
+private let ignoreBrokenPipes: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 
 /// A suite whose tests each run the tool on one store, `queue.json`, in a folder of their own.
 protocol OneStoreSuite {
