@@ -33,7 +33,21 @@ public enum DisplayWidth {
     /// Thread safety: a pure function. Callbacks: none.
     /// - Complexity: O(length of `text`).
     public static func columns(_ text: String) -> Int {
-        text.reduce(0) { $0 + columns($1) }
+        // Printable ASCII, one column a byte: most titles, and every other cell of a table,
+        // measured without breaking the text into clusters.
+        if let width = printableASCIIWidth(text) { return width }
+        return text.reduce(0) { $0 + columns($1) }
+    }
+
+    /// The byte count of `text` when every byte is printable ASCII (U+0020 to U+007E), each one
+    /// cluster of one column; `nil` otherwise.
+    static func printableASCIIWidth(_ text: String) -> Int? {
+        var count = 0
+        for byte in text.utf8 {
+            guard (0x20...0x7E).contains(byte) else { return nil }
+            count += 1
+        }
+        return count
     }
 
     /// `text` made to fit in `width` columns: control characters (which a table must not
@@ -44,6 +58,11 @@ public enum DisplayWidth {
     /// Thread safety: a pure function. Callbacks: none.
     /// - Complexity: O(length of `text`).
     public static func truncated(_ text: String, toWidth width: Int) -> String {
+        if let length = printableASCIIWidth(text) {
+            guard length > width else { return text }
+            guard width > 0 else { return "" }
+            return String(decoding: text.utf8.prefix(width - 1), as: UTF8.self) + "…"
+        }
         let clean = ItemTitle.printable(text)
         guard columns(clean) > width else { return clean }
         guard width > 0 else { return "" }

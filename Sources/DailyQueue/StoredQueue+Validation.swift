@@ -26,51 +26,39 @@ extension StoredQueue {
     }
 
     /// Decodes a store file's bytes, checking the format version, the consistency, and that
-    /// the file holds no field a save would lose.
+    /// the file holds no field a save would lose (`StrictQueue`), in one pass of the
+    /// decoder; the format version is read on its own only when that pass fails, so that a
+    /// newer format is reported as such, not as a decoding error.
     static func decode(_ data: Data, path: String) throws(StoreError) -> StoredQueue {
-        struct Header: Decodable { let formatVersion: Int }
-        let header: Header
-        do {
-            header = try JSONDecoder().decode(Header.self, from: data)
-        } catch {
-            throw .corrupt(path: path, reason: "not a daily-queue file")
-        }
-        // Versions count from 1: a smaller one was never written by daily-queue.
-        guard header.formatVersion >= 1 else {
-            throw .corrupt(path: path, reason: "formatVersion \(header.formatVersion) is not a version")
-        }
-        guard header.formatVersion <= StoredQueue.currentFormatVersion else {
-            throw .newerFormat(
-                path: path, found: header.formatVersion, supported: StoredQueue.currentFormatVersion)
-        }
         let queue: StoredQueue
         do {
-            queue = try JSONDecoder().decode(StoredQueue.self, from: data)
+            queue = try JSONDecoder().decode(StrictQueue.self, from: data).queue
         } catch {
+            struct Header: Decodable { let formatVersion: Int }
+            guard let header = try? JSONDecoder().decode(Header.self, from: data) else {
+                throw .corrupt(path: path, reason: "not a daily-queue file")
+            }
+            try checkVersion(header.formatVersion, path: path)
+            if let unknown = error as? UnknownField {
+                let reason = "unknown field \"\(unknown.path)\", which a save would lose"
+                throw .corrupt(path: path, reason: reason)
+            }
             throw .corrupt(path: path, reason: reason(error))
         }
+        try checkVersion(queue.formatVersion, path: path)
         if let problem = queue.inconsistency { throw .corrupt(path: path, reason: problem) }
-        if let key = unknownKey(in: data) {
-            throw .corrupt(path: path, reason: "unknown field \"\(key)\", which a save would lose")
-        }
         return queue
     }
 
-    /// The first field of the file that `StoredQueue` does not hold (`notes`, `items.3.tags`),
-    /// or `nil`: a save writes only what it holds, so a file with more (written by another
-    /// program, or edited by hand) is refused rather than rewritten without it.
-    private static func unknownKey(in data: Data) -> String? {
-        guard let file = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
-        let queueKeys: Set = ["formatVersion", "currentDay", "nextID", "items"]
-        if let key = file.keys.sorted().first(where: { !queueKeys.contains($0) }) { return key }
-        let itemKeys: Set = ["id", "title", "done", "dayOfTheWeek", "queuePosition"]
-        for (index, item) in ((file["items"] as? [Any]) ?? []).enumerated() {
-            guard let item = item as? [String: Any] else { continue }
-            if let key = item.keys.sorted().first(where: { !itemKeys.contains($0) }) {
-                return "items.\(index).\(key)"
-            }
+    /// Refuses a version this app did not write: below 1, or newer than it knows.
+    private static func checkVersion(_ version: Int, path: String) throws(StoreError) {
+        // Versions count from 1: a smaller one was never written by daily-queue.
+        guard version >= 1 else {
+            throw .corrupt(path: path, reason: "formatVersion \(version) is not a version")
         }
-        return nil
+        guard version <= StoredQueue.currentFormatVersion else {
+            throw .newerFormat(path: path, found: version, supported: StoredQueue.currentFormatVersion)
+        }
     }
 
     private static func reason(_ error: any Error) -> String {
@@ -82,5 +70,81 @@ extension StoredQueue {
             return location.isEmpty ? context.debugDescription : "\(location): \(context.debugDescription)"
         @unknown default: return "\(decoding)"
         }
+    }
+}
+
+/// A store file's queue, decoded as `StoredQueue` decodes it, except that a field it does not
+/// hold is an error (`UnknownField`): a save writes only what it holds, so a file with more
+/// (written by another program, or edited by hand) is refused rather than rewritten without it.
+private struct StrictQueue: Decodable {
+    let queue: StoredQueue
+
+    init(from decoder: any Decoder) throws {
+        let fields = try decoder.container(keyedBy: FieldName.self)
+        try FieldName.checkKnown(fields, FieldName.queue, present: 4, decoder)
+        var queue = StoredQueue(
+            currentDay: try fields.decode(Weekday.self, forKey: FieldName.currentDay),
+            nextID: try fields.decode(Int.self, forKey: FieldName.nextID),
+            items: try fields.decode([StrictItem].self, forKey: FieldName.items).map(\.item))
+        queue.formatVersion = try fields.decode(Int.self, forKey: FieldName.formatVersion)
+        self.queue = queue
+    }
+}
+
+/// A stored item, decoded strictly (see `StrictQueue`).
+private struct StrictItem: Decodable {
+    let item: StoredItem
+
+    init(from decoder: any Decoder) throws {
+        let fields = try decoder.container(keyedBy: FieldName.self)
+        let position = try fields.decodeIfPresent(Int.self, forKey: FieldName.queuePosition)
+        try FieldName.checkKnown(fields, FieldName.item, present: position == nil ? 4 : 5, decoder)
+        item = StoredItem(
+            id: try fields.decode(ItemID.self, forKey: FieldName.id),
+            title: try fields.decode(String.self, forKey: FieldName.title),
+            done: try fields.decode(Bool.self, forKey: FieldName.done),
+            dayOfTheWeek: try fields.decode(Weekday.self, forKey: FieldName.dayOfTheWeek),
+            queuePosition: position)
+    }
+}
+
+/// A field a save would lose: `path` names it (`notes`, `items.3.tags`).
+private struct UnknownField: Error {
+    let path: String
+}
+
+/// The name of a field of a store file, any name (so that unknown ones can be seen).
+private struct FieldName: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+
+    static let formatVersion = FieldName(stringValue: "formatVersion")
+    static let currentDay = FieldName(stringValue: "currentDay")
+    static let nextID = FieldName(stringValue: "nextID")
+    static let items = FieldName(stringValue: "items")
+    static let id = FieldName(stringValue: "id")
+    static let title = FieldName(stringValue: "title")
+    static let done = FieldName(stringValue: "done")
+    static let dayOfTheWeek = FieldName(stringValue: "dayOfTheWeek")
+    static let queuePosition = FieldName(stringValue: "queuePosition")
+    static let queue: Set = ["formatVersion", "currentDay", "nextID", "items"]
+    static let item: Set = ["id", "title", "done", "dayOfTheWeek", "queuePosition"]
+
+    /// Throws `UnknownField` for the first field of `fields` (in sorted order) not in `known`,
+    /// when there are more than the `present` known ones (whose decoding, before or after this
+    /// check, fails if one is missing).
+    static func checkKnown(
+        _ fields: KeyedDecodingContainer<FieldName>, _ known: Set<String>, present: Int,
+        _ decoder: any Decoder
+    ) throws {
+        let keys = fields.allKeys
+        guard keys.count > present,
+            let unknown = keys.lazy.map(\.stringValue).filter({ !known.contains($0) }).min()
+        else { return }
+        let place = decoder.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }
+        throw UnknownField(path: (place + [unknown]).joined(separator: "."))
     }
 }

@@ -18,10 +18,6 @@ struct AuditFollowUpTests: OneStoreSuite {
 
     init() throws { (folder, store) = try Self.scratch() }
 
-    func titles(_ path: String? = nil) throws -> [String]? {
-        try JSONFileQueueStore(url: URL(fileURLWithPath: path ?? store)).load()?.items.map(\.title)
-    }
-
     @Test("An option with a value given twice is refused, not decided by the last one")
     func repeatedOption() throws {
         for arguments in [
@@ -93,6 +89,25 @@ struct AuditFollowUpTests: OneStoreSuite {
             }
             #expect(try run("add", "X").status == 4)
             #expect(FileManager.default.contents(atPath: store) == content)
+        }
+    }
+
+    @Test("A newer format is reported as such also when its content reads as this one's")
+    func newerFormatThatDecodes() throws {
+        let content = Data(#"{"formatVersion":2,"currentDay":1,"nextID":1,"items":[],"extra":1}"#.utf8)
+        #expect(FileManager.default.createFile(atPath: store, contents: content))
+        #expect(throws: StoreError.newerFormat(path: store, found: 2, supported: 1)) {
+            try JSONFileQueueStore(url: URL(fileURLWithPath: store)).load()
+        }
+        // The first unknown field is named by its item's index.
+        let second = Data(
+            (#"{"formatVersion":1,"currentDay":1,"nextID":3,"items":["#
+                + #"{"id":1,"title":"A","done":true,"dayOfTheWeek":1},"#
+                + #"{"id":2,"title":"B","done":true,"dayOfTheWeek":1,"zeta":0,"alpha":0}]}"#).utf8)
+        #expect(FileManager.default.createFile(atPath: store, contents: second))
+        let reason = #"unknown field "items.1.alpha", which a save would lose"#
+        #expect(throws: StoreError.corrupt(path: store, reason: reason)) {
+            try JSONFileQueueStore(url: URL(fileURLWithPath: store)).load()
         }
     }
 

@@ -26,6 +26,25 @@ struct DisplayWidthTests {
         #expect(DisplayWidth.columns("👩\u{200D}💻 review") == 9)
     }
 
+    @Test("Printable ASCII, measured and cut byte by byte, agrees with the clusters")
+    func printableASCII() {
+        let printable = (0x20...0x7E).map { Character(Unicode.Scalar(UInt8($0))) }
+        let all = String(printable)
+        #expect(DisplayWidth.columns(all) == 95)
+        #expect(DisplayWidth.columns(all) == all.reduce(0) { $0 + DisplayWidth.columns($1) })
+        for width in [0, 1, 2, 50, 94, 95, 96] {
+            let cut = DisplayWidth.truncated(all, toWidth: width)
+            let expected = width >= 95 ? all : width == 0 ? "" : String(all.prefix(width - 1)) + "…"
+            #expect(cut == expected, "\(width)")
+            #expect(DisplayWidth.columns(cut) <= width)
+        }
+        // A byte outside the printable range takes the cluster path: a control character is
+        // zero columns, and is shown as "�" when cut; "\r\n" is one cluster.
+        #expect(DisplayWidth.columns("ab\u{7F}c") == 3)
+        #expect(DisplayWidth.columns("ab\r\nc") == 3)
+        #expect(DisplayWidth.truncated("ab\u{1F}cdef", toWidth: 4) == "ab\u{FFFD}…")
+    }
+
     @Test("Cutting: at a cluster boundary, with …, never wider than asked")
     func truncation() {
         #expect(DisplayWidth.truncated("Hello, world", toWidth: 12) == "Hello, world")

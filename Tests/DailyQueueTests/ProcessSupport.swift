@@ -1,3 +1,4 @@
+import DailyQueue
 import Foundation
 import ObserverGraph
 import Testing
@@ -65,6 +66,12 @@ extension OneStoreSuite {
     static func scratch() throws -> (folder: URL, store: String) {
         let folder = try temporaryFolder()
         return (folder, folder.appendingPathComponent("queue.json").path)
+    }
+
+    /// The titles of every item stored at `path` (default: the suite's store), in creation
+    /// order; `nil` when nothing is stored there.
+    func titles(_ path: String? = nil) throws -> [String]? {
+        try JSONFileQueueStore(url: URL(fileURLWithPath: path ?? store)).load()?.items.map(\.title)
     }
 
     /// `daily-queue ARGUMENTS --store STORE`, started by `launcher` (see `DailyQueueCommand.run`).

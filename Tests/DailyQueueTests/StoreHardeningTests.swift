@@ -18,10 +18,6 @@ struct StoreHardeningTests: OneStoreSuite {
 
     init() throws { (folder, store) = try Self.scratch() }
 
-    func titles(_ path: String? = nil) throws -> [String]? {
-        try JSONFileQueueStore(url: URL(fileURLWithPath: path ?? store)).load()?.items.map(\.title)
-    }
-
     @Test("A save deletes only this store's own leftover temporary files")
     func onlyOwnTemporaryFiles() throws {
         #expect(try run("add", "A", "--done").status == 0)
