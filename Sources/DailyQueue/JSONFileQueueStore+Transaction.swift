@@ -25,6 +25,7 @@ extension JSONFileQueueStore {
             return try body()
         }
         _ = try inspect()
+        if access == .write { try checkNameFits() }
         let lock = try StoreLock.acquire(
             access, lockPath: lockPath, storePath: path, folder: folder, timeout: lockTimeout)
         defer { lock.release() }

@@ -99,6 +99,20 @@ public final class JSONFileQueueStore: QueueStore {
         }
     }
 
+    /// Refuses a store whose name leaves no room for the temporary file a save writes beside it
+    /// (`.NAME.HEX.tmp`, see `write`: 22 bytes more than NAME). Checked before the lock is
+    /// taken, whose file (`NAME.lock`) is longer than NAME too.
+    func checkNameFits() throws(StoreError) {
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        let longest = POSIXFile.longestName(in: folder)
+        if name.utf8.count + 22 > longest {
+            throw .readOnly(
+                path: path,
+                reason: "its name is \(name.utf8.count) bytes long, and a save writes a temporary file "
+                    + "beside it whose name is 22 bytes longer, over the \(longest) its folder allows")
+        }
+    }
+
     /// Refuses, before any change, a store this user may not replace.
     func checkWritable() throws(StoreError) {
         let status = try inspect()
@@ -112,15 +126,6 @@ public final class JSONFileQueueStore: QueueStore {
                 path: path,
                 reason: code == EROFS
                     ? "its file system is read-only" : "its folder \(folder) is not writable by this user")
-        }
-        // A save writes `.NAME.HEX.tmp` beside the store (see `write`): 22 bytes more than NAME.
-        let name = URL(fileURLWithPath: path).lastPathComponent
-        let longest = POSIXFile.longestName(in: folder)
-        if name.utf8.count + 22 > longest {
-            throw .readOnly(
-                path: path,
-                reason: "its name is \(name.utf8.count) bytes long, and a save writes a temporary file "
-                    + "beside it whose name is 22 bytes longer, over the \(longest) its folder allows")
         }
         guard case .file(let mode, let owner, _) = status else { return }
         if let links = POSIXFile.linkCount(path), links > 1 {

@@ -30,24 +30,23 @@ extension StoredQueue {
     /// decoder; the format version is read on its own only when that pass fails, so that a
     /// newer format is reported as such, not as a decoding error.
     static func decode(_ data: Data, path: String) throws(StoreError) -> StoredQueue {
-        let queue: StoredQueue
+        let file: StrictQueue
         do {
-            queue = try JSONDecoder().decode(StrictQueue.self, from: data).queue
+            file = try JSONDecoder().decode(StrictQueue.self, from: data)
         } catch {
             struct Header: Decodable { let formatVersion: Int }
             guard let header = try? JSONDecoder().decode(Header.self, from: data) else {
                 throw .corrupt(path: path, reason: "not a daily-queue file")
             }
             try checkVersion(header.formatVersion, path: path)
-            if let unknown = error as? UnknownField {
-                let reason = "unknown field \"\(unknown.path)\", which a save would lose"
-                throw .corrupt(path: path, reason: reason)
-            }
             throw .corrupt(path: path, reason: reason(error))
         }
-        try checkVersion(queue.formatVersion, path: path)
-        if let problem = queue.inconsistency { throw .corrupt(path: path, reason: problem) }
-        return queue
+        try checkVersion(file.queue.formatVersion, path: path)
+        if let problem = file.queue.inconsistency { throw .corrupt(path: path, reason: problem) }
+        if let field = file.unknownField {
+            throw .corrupt(path: path, reason: "unknown field \"\(field)\", which a save would lose")
+        }
+        return file.queue
     }
 
     /// Refuses a version this app did not write: below 1, or newer than it knows.
@@ -73,50 +72,57 @@ extension StoredQueue {
     }
 }
 
-/// A store file's queue, decoded as `StoredQueue` decodes it, except that a field it does not
-/// hold is an error (`UnknownField`): a save writes only what it holds, so a file with more
-/// (written by another program, or edited by hand) is refused rather than rewritten without it.
+/// A store file's queue, decoded as `StoredQueue` decodes it, and the first field of the file
+/// that it does not hold (`notes`, `items.3.tags`), or `nil`: a save writes only what it holds,
+/// so a file with more (written by another program, or edited by hand) is refused rather than
+/// rewritten without it.
 private struct StrictQueue: Decodable {
     let queue: StoredQueue
+    let unknownField: String?
 
     init(from decoder: any Decoder) throws {
         let fields = try decoder.container(keyedBy: FieldName.self)
-        try FieldName.checkKnown(fields, FieldName.queue, present: 4, decoder)
-        var queue = StoredQueue(
-            currentDay: try fields.decode(Weekday.self, forKey: FieldName.currentDay),
-            nextID: try fields.decode(Int.self, forKey: FieldName.nextID),
-            items: try fields.decode([StrictItem].self, forKey: FieldName.items).map(\.item))
-        queue.formatVersion = try fields.decode(Int.self, forKey: FieldName.formatVersion)
+        // In the order of `StoredQueue`'s fields, as its own decoding reads them.
+        let formatVersion = try fields.decode(Int.self, forKey: FieldName.formatVersion)
+        let currentDay = try fields.decode(Weekday.self, forKey: FieldName.currentDay)
+        let nextID = try fields.decode(Int.self, forKey: FieldName.nextID)
+        let items = try fields.decode([StrictItem].self, forKey: FieldName.items)
+        var queue = StoredQueue(currentDay: currentDay, nextID: nextID, items: items.map(\.item))
+        queue.formatVersion = formatVersion
         self.queue = queue
+        unknownField =
+            FieldName.firstUnknown(fields, FieldName.queue, present: 4, decoder)
+            ?? items.lazy.compactMap(\.unknownField).first
     }
 }
 
-/// A stored item, decoded strictly (see `StrictQueue`).
+/// A stored item, decoded as `StoredItem` decodes it, and its first field that it does not hold
+/// (see `StrictQueue`).
 private struct StrictItem: Decodable {
     let item: StoredItem
+    let unknownField: String?
 
     init(from decoder: any Decoder) throws {
         let fields = try decoder.container(keyedBy: FieldName.self)
         let position = try fields.decodeIfPresent(Int.self, forKey: FieldName.queuePosition)
-        try FieldName.checkKnown(fields, FieldName.item, present: position == nil ? 4 : 5, decoder)
         item = StoredItem(
             id: try fields.decode(ItemID.self, forKey: FieldName.id),
             title: try fields.decode(String.self, forKey: FieldName.title),
             done: try fields.decode(Bool.self, forKey: FieldName.done),
             dayOfTheWeek: try fields.decode(Weekday.self, forKey: FieldName.dayOfTheWeek),
             queuePosition: position)
+        unknownField = FieldName.firstUnknown(
+            fields, FieldName.item, present: position == nil ? 4 : 5, decoder)
     }
-}
-
-/// A field a save would lose: `path` names it (`notes`, `items.3.tags`).
-private struct UnknownField: Error {
-    let path: String
 }
 
 /// The name of a field of a store file, any name (so that unknown ones can be seen).
 private struct FieldName: CodingKey {
     let stringValue: String
     var intValue: Int? { nil }
+    /// The name in quotes, as a decoding error's message shows it.
+    var description: String { "\"\(stringValue)\"" }
+    var debugDescription: String { description }
 
     init(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
@@ -133,18 +139,17 @@ private struct FieldName: CodingKey {
     static let queue: Set = ["formatVersion", "currentDay", "nextID", "items"]
     static let item: Set = ["id", "title", "done", "dayOfTheWeek", "queuePosition"]
 
-    /// Throws `UnknownField` for the first field of `fields` (in sorted order) not in `known`,
-    /// when there are more than the `present` known ones (whose decoding, before or after this
-    /// check, fails if one is missing).
-    static func checkKnown(
+    /// The path of the first field of `fields` (in sorted order) not in `known`, when there are
+    /// more than the `present` known ones (all of them were decoded), or `nil`.
+    static func firstUnknown(
         _ fields: KeyedDecodingContainer<FieldName>, _ known: Set<String>, present: Int,
         _ decoder: any Decoder
-    ) throws {
+    ) -> String? {
         let keys = fields.allKeys
         guard keys.count > present,
             let unknown = keys.lazy.map(\.stringValue).filter({ !known.contains($0) }).min()
-        else { return }
+        else { return nil }
         let place = decoder.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }
-        throw UnknownField(path: (place + [unknown]).joined(separator: "."))
+        return (place + [unknown]).joined(separator: ".")
     }
 }

@@ -1,7 +1,8 @@
 /// A command line split into words and `--options`, with no dependency: options may come before
 /// or after the arguments, and `--` ends the options (every word after it is an argument, so
 /// `add -- --done` adds a title "--done"). An option with a value may be given once: a second
-/// `--day` or `--store` is refused, not silently chosen over the first.
+/// `--day` or `--store` is refused, not silently chosen over the first; an option without one
+/// (`--done=yes`) is refused, not read as `--done`.
 struct Arguments {
     /// The words that are not options, in order.
     private(set) var words: [String]
@@ -9,6 +10,8 @@ struct Arguments {
     private(set) var values: [String: String]
     /// Options without a value (`--done`, `--all`, `--help`).
     private(set) var flags: Set<String>
+    /// Options without a value that were given one (`--done=yes`), refused by `allow`.
+    private var flagsGivenValues: [String] = []
 
     /// Options that take a value; every other `--option` is a flag.
     static let valued: Set<String> = ["--store", "--day"]
@@ -17,6 +20,7 @@ struct Arguments {
         var words: [String] = []
         var values: [String: String] = [:]
         var flags = Set<String>()
+        var flagsGivenValues: [String] = []
         var index = 0
         var optionsEnded = false
         while index < raw.count {
@@ -31,6 +35,12 @@ struct Arguments {
             } else if word.hasPrefix("--") {
                 if let equals = word.firstIndex(of: "=") {
                     let name = String(word[..<equals])
+                    guard Self.valued.contains(name) else {
+                        // Refused by `allow`, once it knows whether the command has this flag.
+                        flags.insert(name)
+                        flagsGivenValues.append(name)
+                        continue
+                    }
                     guard values[name] == nil else { throw UsageError("\(name) is given twice") }
                     values[name] = String(word[word.index(after: equals)...])
                 } else if Self.valued.contains(word) {
@@ -50,6 +60,7 @@ struct Arguments {
         self.words = words
         self.values = values
         self.flags = flags
+        self.flagsGivenValues = flagsGivenValues
     }
 
     /// Removes and returns the first word (the command).
@@ -72,6 +83,7 @@ struct Arguments {
         if let unknown = given.subtracting(allowed).sorted().first {
             throw UsageError("\(command) does not take \(unknown)")
         }
+        if let flag = flagsGivenValues.first { throw UsageError("\(flag) does not take a value") }
     }
 }
 

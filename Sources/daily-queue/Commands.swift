@@ -14,7 +14,6 @@ final class EventPrinter: GraphObserver, QueueManagerObserver {
 struct Tool {
     var out: (String) -> Void
     var err: (String) -> Void
-    var readLine: () -> String? = { Swift.readLine() }
     var interactive = false
 
     /// The tool's version, printed by `--version`.
@@ -202,7 +201,7 @@ struct Tool {
             }
             timeout = seconds
         }
-        // A path that `URL` would expand itself (`~user/…`) is expanded by it, as a shell does.
+        // Any other path is taken as given (a shell has expanded `~user/…` already, if asked).
         return JSONFileQueueStore(url: URL(fileURLWithPath: path), lockTimeout: timeout)
     }
 

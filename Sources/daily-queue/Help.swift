@@ -122,7 +122,8 @@ enum Help {
         Every command except demo takes --store PATH (default: ~/.daily-queue.json), before or after
         its arguments. Any number of processes may run commands on one store at once; none loses a
         write: each command locks PATH.lock (beside the store) for its read, change and save, waiting
-        up to 5 s (DAILY_QUEUE_LOCK_TIMEOUT=SECONDS changes that) for another process to finish.
+        up to 5 s (DAILY_QUEUE_LOCK_TIMEOUT=SECONDS, decimal, at most 1000000, changes that) for
+        another process to finish.
         """
 
     static let exitCodes = """

@@ -91,8 +91,8 @@ extension Tool {
 }
 
 /// The lines of a file descriptor, each at most `longest` bytes: `readLine()` would gather a line
-/// without end from input with no line break. A line ends at "\n" (a "\r" before it is dropped);
-/// bytes that are not UTF-8 are read as "�".
+/// without end from input with no line break. A line ends at "\n" (a "\r" before it is dropped,
+/// and not counted) or at the end of the input; bytes that are not UTF-8 are read as "�".
 struct InputLines {
     /// The longest line read, in bytes: 64 KiB.
     static let longest = 65_536
@@ -126,17 +126,19 @@ struct InputLines {
         while true {
             if let newline = buffer[searched...].firstIndex(of: UInt8(ascii: "\n")) {
                 number += 1
-                guard newline - start <= Self.longest else { return .tooLong(number: number) }
                 var end = newline
                 if end > start, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+                guard end - start <= Self.longest else { return .tooLong(number: number) }
                 let text = String(decoding: buffer[start..<end], as: UTF8.self)
                 start = newline + 1
                 return .line(text)
             }
-            guard buffer.count - start <= Self.longest else { return .tooLong(number: number + 1) }
+            // One byte more than a line may hold: its "\r", if the "\n" comes next.
+            guard buffer.count - start <= Self.longest + 1 else { return .tooLong(number: number + 1) }
             if ended {
                 guard start < buffer.count else { return .end }
                 number += 1
+                guard buffer.count - start <= Self.longest else { return .tooLong(number: number) }
                 let text = String(decoding: buffer[start...], as: UTF8.self)
                 start = buffer.count
                 return .line(text)

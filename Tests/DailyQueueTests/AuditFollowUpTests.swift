@@ -20,6 +20,11 @@ struct AuditFollowUpTests: OneStoreSuite {
 
     @Test("An option with a value given twice is refused, not decided by the last one")
     func repeatedOption() throws {
+        let flagValue = try run("add", "X", "--done=yes")
+        #expect(flagValue.status == 2)
+        #expect(flagValue.err == "daily-queue: --done does not take a value (see daily-queue add --help)\n")
+        let unknown = try run("add", "X", "--colour=red")
+        #expect(unknown.err == "daily-queue: add does not take --colour (see daily-queue add --help)\n")
         for arguments in [
             ["add", "X", "--day", "mon", "--day", "tue"], ["add", "X", "--day=mon", "--day", "tue"],
             ["add", "X", "--day", "mon", "--day=tue"],
@@ -79,8 +84,7 @@ struct AuditFollowUpTests: OneStoreSuite {
     @Test("A format version below 1 is refused as corrupt, and the file left untouched")
     func formatVersionBelowOne() throws {
         for version in [0, -5] {
-            let content = Data(
-                #"{"formatVersion":\#(version),"currentDay":"monday","nextID":1,"items":[]}"#.utf8)
+            let content = Data(#"{"formatVersion":\#(version),"currentDay":1,"nextID":1,"items":[]}"#.utf8)
             #expect(FileManager.default.createFile(atPath: store, contents: content))
             #expect(
                 throws: StoreError.corrupt(path: store, reason: "formatVersion \(version) is not a version")
@@ -94,9 +98,24 @@ struct AuditFollowUpTests: OneStoreSuite {
 
     @Test("A newer format is reported as such also when its content reads as this one's")
     func newerFormatThatDecodes() throws {
-        let content = Data(#"{"formatVersion":2,"currentDay":1,"nextID":1,"items":[],"extra":1}"#.utf8)
-        #expect(FileManager.default.createFile(atPath: store, contents: content))
-        #expect(throws: StoreError.newerFormat(path: store, found: 2, supported: 1)) {
+        for content in [
+            #"{"formatVersion":2,"currentDay":1,"nextID":1,"items":[]}"#,  // reads as version 1
+            #"{"formatVersion":2,"currentDay":1,"nextID":1,"items":[],"extra":1}"#,
+            #"{"formatVersion":2,"shape":"another"}"#,  // does not
+        ] {
+            #expect(FileManager.default.createFile(atPath: store, contents: Data(content.utf8)))
+            #expect(throws: StoreError.newerFormat(path: store, found: 2, supported: 1)) {
+                try JSONFileQueueStore(url: URL(fileURLWithPath: store)).load()
+            }
+            #expect(try run("add", "X").status == 4)
+            #expect(FileManager.default.contents(atPath: store) == Data(content.utf8))
+        }
+        // As before one pass did it all: an inconsistency is reported before an unknown field.
+        let both =
+            #"{"formatVersion":1,"currentDay":1,"nextID":1,"notes":0,"#
+            + #""items":[{"id":1,"title":"A","done":true,"dayOfTheWeek":1}]}"#
+        #expect(FileManager.default.createFile(atPath: store, contents: Data(both.utf8)))
+        #expect(throws: StoreError.corrupt(path: store, reason: "nextID 1 is not above the largest id #1")) {
             try JSONFileQueueStore(url: URL(fileURLWithPath: store)).load()
         }
         // The first unknown field is named by its item's index.
@@ -158,14 +177,17 @@ struct AuditFollowUpTests: OneStoreSuite {
     func longName() throws {
         let longest = Int(pathconf(folder.path, Int32(_PC_NAME_MAX)))
         try #require(longest > 30)
-        let tooLong = folder.appendingPathComponent(String(repeating: "n", count: longest - 21)).path
-        let result = try DailyQueueCommand.run(["add", "A", "--store", tooLong])
-        #expect(result.status == 5)
-        #expect(
-            result.err
-                == "daily-queue: the store \(tooLong) cannot be changed: its name is \(longest - 21) bytes long, "
-                + "and a save writes a temporary file beside it whose name is 22 bytes longer, over the "
-                + "\(longest) its folder allows; nothing was changed\n")
+        // One byte too long, and so long that the lock file's name (5 bytes more) does not fit.
+        for length in [longest - 21, longest - 2] {
+            let tooLong = folder.appendingPathComponent(String(repeating: "n", count: length)).path
+            let result = try DailyQueueCommand.run(["add", "A", "--store", tooLong])
+            #expect(result.status == 5)
+            #expect(
+                result.err
+                    == "daily-queue: the store \(tooLong) cannot be changed: its name is \(length) bytes long, "
+                    + "and a save writes a temporary file beside it whose name is 22 bytes longer, over the "
+                    + "\(longest) its folder allows; nothing was changed\n")
+        }
         let fits = folder.appendingPathComponent(String(repeating: "n", count: longest - 22)).path
         #expect(try DailyQueueCommand.run(["add", "A", "--done", "--store", fits]).status == 0)
         #expect(try titles(fits) == ["A"])
@@ -184,11 +206,19 @@ struct AuditFollowUpTests: OneStoreSuite {
             ["repl", "--store", store], input: String(repeating: "\0", count: 200_000))
         #expect(endless.status == 1)
         #expect(endless.err == "daily-queue: line 1 is longer than 65536 bytes; the repl stops there\n")
+        // 65,537 bytes is one too many; with "\r\n", 65,536 bytes and the "\r" are read.
+        let over = try DailyQueueCommand.run(
+            ["repl", "--store", store], input: "add " + String(repeating: "v", count: 65_533) + "\n")
+        #expect(over.err == "daily-queue: line 1 is longer than 65536 bytes; the repl stops there\n")
+        let crlf = try DailyQueueCommand.run(
+            ["repl", "--store", store],
+            input: "add " + String(repeating: "u", count: 65_532) + "\r\nadd E --done")
+        #expect(crlf.err.hasPrefix("daily-queue: a title can have at most 200 characters"))
         // A last line without a line break, and a line of exactly 65,536 bytes, are read.
         let exact = "add " + String(repeating: "w", count: 65_532)
         let fine = try DailyQueueCommand.run(["repl", "--store", store], input: "\(exact)\nadd D --done")
         #expect(fine.status == 1)  // the 65,532-character title is refused, as a title
         #expect(fine.err.hasPrefix("daily-queue: a title can have at most 200 characters"))
-        #expect(try titles() == ["A", "D"])
+        #expect(try titles() == ["A", "E", "D"])
     }
 }

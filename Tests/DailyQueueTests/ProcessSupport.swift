@@ -101,6 +101,8 @@ final class Spawned {
             process.arguments = arguments
         }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // Not the package's folder: a store a bug would put in the current folder lands here.
+        process.currentDirectoryURL = FileManager.default.temporaryDirectory
         process.standardOutput = out
         process.standardError = err
         process.standardInput = stdin

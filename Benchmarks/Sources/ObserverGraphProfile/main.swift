@@ -171,6 +171,7 @@ let workloads = [
     "steady": "steady churn: n subscribed, then `rounds` x n random unsubscribe+subscribe pairs",
     "valueset": "set an ObservableValue<Int> observed by one closure, n times",
     "valueset-many": "set an ObservableValue<Int> observed by n closures, `rounds` times",
+    "valuelife": "make n ObservableValue<Bool>, each observed by one closure, then release them all",
     "hand-gated":
         "hand-written locked value with n gated closures (the benchmark's gated limit), `rounds` sets",
     "arrayappend": "append n elements to an ObservableArray<Int> observed by ten closures",
@@ -362,6 +363,20 @@ func measuredSection(_ f: Fixture) -> Int {
         for i in 0..<f.observers.count { value.value = i }
         result = sum.withLock { $0 }
         withExtendedLifetime(token) {}
+    case "valuelife":
+        let seen = GraphLock(0)
+        var values: [ObservableValue<Bool>] = []
+        var tokens: [SubscriptionToken] = []
+        values.reserveCapacity(f.observers.count)
+        tokens.reserveCapacity(f.observers.count)
+        for i in 0..<f.observers.count {
+            let value = ObservableValue(i & 1 == 0, skipsEqualValues: true)
+            tokens.append(value.observeValuesNonisolated { v in seen.withLock { $0 &+= v ? 1 : 0 } })
+            values.append(value)
+        }
+        result = seen.withLock { $0 }
+        tokens = []
+        values = []
     case "valueset-many":
         let value = ObservableValue(0)
         let tokens = f.observers.map { observer in
