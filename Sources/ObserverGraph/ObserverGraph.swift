@@ -86,6 +86,7 @@
         }
 
         /// A buffer holding `initialState`, with its lock initialized.
+        @inlinable
         static func make(_ initialState: State) -> _GraphLockBuffer<State> {
             let buffer = unsafeDowncast(create(minimumCapacity: 1) { _ in initialState }, to: Self.self)
             buffer.withUnsafeMutablePointerToElements { lock in
@@ -156,11 +157,13 @@
         /// Read and written only while holding the lock (`_word`): no exclusivity check needed.
         @usableFromInline @exclusivity(unchecked) var _state: State
 
+        @usableFromInline
         init(_ state: State) {
             _state = state
         }
 
         /// A buffer holding `initialState`.
+        @inlinable
         static func make(_ initialState: State) -> _GraphLockBuffer<State> {
             _GraphLockBuffer(initialState)
         }
@@ -294,6 +297,7 @@ public struct GraphLock<State> {
     /// Thread safety: the new lock may be shared with any thread.
     /// Callbacks: none.
     /// - Complexity: O(1); one allocation.
+    @inlinable
     public init(_ initialState: State) {
         _buffer = .make(initialState)
     }

@@ -14,6 +14,7 @@ public final class EventChannel<Value: Sendable>: GraphEventSource<Value>, @unch
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
+    @inlinable
     public init() {
         super.init(current: nil)
     }

@@ -46,6 +46,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// the token of `items.map(f).observe { … }` is enough, as for a `DerivedValue`.
     @usableFromInline final let _tokensKeepSourceAlive: Bool
 
+    @inlinable
     init(current: Value?, tokensKeepSourceAlive: Bool = false) {
         _tokensKeepSourceAlive = tokensKeepSourceAlive
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), _usesAtomics {
@@ -66,6 +67,9 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             _watch?.release()
             _roster.clear()  // the entries' storage
         }
+        // With no observer left (the usual end: tokens go before their source), nothing to
+        // finish: no generic work, which in a deinit runs unspecialized.
+        guard !graphNode._state.withLock({ $0.observers.slots.isEmpty }) else { return }
         guard pipeline.withLock({ $0.terminal }) == nil else { return }
         broadcast(as: _EventSink<Value>.self) { $0.deliver(.finished, drainer: nil) }
     }
@@ -670,6 +674,7 @@ struct _SourceState<Value: Sendable> {
     /// the first operator until the input is retired (see `_OperatorNode.input(of:makeHandler:)`).
     @usableFromInline var operatorInput: _OperatorInputLink<Value>?
 
+    @inlinable
     init(current: Value?, drainWord: Unmanaged<AnyObject>?) {
         self.current = current
         self.drainWord = drainWord

@@ -25,6 +25,7 @@ public final class ObservableState<Value: Sendable>: ObservableSource, @unchecke
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
+    @inlinable
     public init(_ initialValue: Value) {
         storage = ObservableValue(initialValue)
     }
@@ -34,6 +35,7 @@ public final class ObservableState<Value: Sendable>: ObservableSource, @unchecke
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
+    @inlinable
     public init(_ initialValue: Value, skipsEqualValues: Bool) where Value: Equatable {
         storage = ObservableValue(initialValue, skipsEqualValues: skipsEqualValues)
     }

@@ -19,6 +19,7 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
+    @inlinable
     public init(_ initialValue: Value) {
         isEqual = nil
         super.init(current: initialValue)
@@ -29,6 +30,7 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
+    @inlinable
     public init(_ initialValue: Value, skipsEqualValues: Bool) where Value: Equatable {
         if skipsEqualValues {
             isEqual = { (old: Value, new: Value) -> Bool in old == new }

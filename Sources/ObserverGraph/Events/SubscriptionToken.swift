@@ -703,7 +703,7 @@ final class _Handler<Value: Sendable> {
     @usableFromInline let values: (Value) -> Void
     @usableFromInline let valuesOnly: Bool
 
-    @usableFromInline init(_ body: Body) {
+    @inlinable init(_ body: Body) {
         switch body {
         case .events(let handler):
             events = handler

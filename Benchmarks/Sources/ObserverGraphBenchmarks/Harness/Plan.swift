@@ -63,6 +63,11 @@ struct Plan: Sendable {
     var operatorSets: Int
     var operatorSamples: Int
 
+    /// Values made, observed and released in one sample of the value lifecycle, and the
+    /// samples taken.
+    var lifecycleValues: Int
+    var lifecycleSamples: Int
+
     /// The size the targets name for churn, lookup and memory ("at N = 1M").
     var largeSize: Int { churnSizes.max() ?? 0 }
 
@@ -95,7 +100,9 @@ struct Plan: Sendable {
         diffSamples: 15,
         diffSampleNanoseconds: 20_000_000,
         operatorSets: 1_000_000,
-        operatorSamples: 5
+        operatorSamples: 5,
+        lifecycleValues: 100_000,
+        lifecycleSamples: 7
     )
 
     static let smoke = Plan(
@@ -127,6 +134,8 @@ struct Plan: Sendable {
         diffSamples: 2,
         diffSampleNanoseconds: 1_000_000,
         operatorSets: 8_000,
-        operatorSamples: 2
+        operatorSamples: 2,
+        lifecycleValues: 5_000,
+        lifecycleSamples: 2
     )
 }

@@ -9,6 +9,30 @@ extension Targets {
     static let valueMaxRatioToOpenCombine = 0.5
     static let appendMaxRatioToHand = 2.0
     static let asyncMaxRatioToAsyncStream = 1.0
+    static let lifecycleMaxRatioToOpenCombine = 1.0
+
+    /// The life of a value (made, observed by one closure, released): ahead of OpenCombine's
+    /// `CurrentValueSubject` with a `sink`; the hand-written value is shown beside it.
+    static func evaluateLifecycle(_ report: Report, plan: Plan) {
+        let scenario = ValueLifecycle.scenario(plan.lifecycleValues)
+        let target =
+            "value lifecycle K=\(sizeLabel(plan.lifecycleValues)): kit <= "
+            + "\(formatRatio(lifecycleMaxRatioToOpenCombine)) CurrentValueSubject"
+        guard let kit = report.median(scenario, ValueLifecycle.kit),
+            let combine = report.median(scenario, ValueLifecycle.openCombine),
+            let hand = report.median(scenario, ValueLifecycle.hand)
+        else {
+            report.addTarget(
+                TargetRow(target: target, status: .notMeasured, measured: "no \(scenario) result"))
+            return
+        }
+        report.addTarget(
+            TargetRow(
+                target: target, status: kit / combine <= lifecycleMaxRatioToOpenCombine ? .met : .missed,
+                measured:
+                    "kit \(formatValue(kit)) / \(formatValue(combine)) ns = \(formatRatio(kit / combine)); "
+                    + "hand-written value \(formatValue(hand)) ns: kit \(formatRatio(kit / hand))"))
+    }
 
     static func evaluateValueLayer(_ report: Report, plan: Plan) {
         for n in plan.valueSetSizes where n == 1 || n == 1_000 {

@@ -30,6 +30,7 @@ enum Targets {
         evaluateDerived(report)
         evaluateSectionedDiff(report)
         evaluateOperators(report, plan: plan)
+        evaluateLifecycle(report, plan: plan)
     }
 
     private static func status(_ ok: Bool) -> TargetRow.Status { ok ? .met : .missed }

@@ -241,7 +241,7 @@ private final class PairCounter {
 }
 
 /// A mutable cell for a hand-written closure's state.
-private final class Box<Value> {
+final class Box<Value> {
     var value: Value
 
     init(_ value: Value) { self.value = value }

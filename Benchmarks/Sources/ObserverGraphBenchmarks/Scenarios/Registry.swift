@@ -31,6 +31,7 @@ enum Registry {
         DerivedAppend.family,
         SectionedDiff.family,
         OperatorChain.family,
+        ValueLifecycle.family,
     ]
 }
 

@@ -172,6 +172,15 @@ final class HandLockedValue: @unchecked Sendable {
         state.withLock { $0.handlers.append(handler) }
     }
 
+    /// Adds `handler` and calls it with the current value, after unlocking.
+    func observeReplaying(_ handler: @escaping @Sendable (Int) -> Void) {
+        let current = state.withLock { state in
+            state.handlers.append(handler)
+            return state.value
+        }
+        handler(current)
+    }
+
     func set(_ value: Int) {
         let handlers = state.withLock { state in
             state.value = value
