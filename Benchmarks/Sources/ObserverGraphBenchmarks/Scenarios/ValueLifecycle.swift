@@ -1,4 +1,4 @@
-// Scenario 13: the life of an observable value. K values are made, each observed by one closure
+// Scenario 14: the life of an observable value. K values are made, each observed by one closure
 // (which receives the value it starts with), then every observation and every value is
 // released: what an app pays for a view model per row, or for the reference app's items, each
 // of which holds two `ObservableValue`s. Next to OpenCombine's `CurrentValueSubject` with one
