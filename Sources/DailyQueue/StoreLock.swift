@@ -18,8 +18,9 @@ public enum StoreAccess: Sendable, Equatable {
 /// An advisory `flock` on the lock file beside a store. The kernel releases it when the
 /// process ends, however it ends (`kill -9` included), so a lock is never left stale.
 struct StoreLock {
-    /// The lock file's descriptor; `nil` for a reader in a folder where no lock file can be
-    /// made (then no writer can replace the store either, and a reader never sees half a file).
+    /// The lock file's descriptor; `nil` for a reader that found no lock file (a reader does not
+    /// make one: no writer is saving then, and one that starts makes it and replaces the store
+    /// in one rename, so a reader never sees half a file) or one it cannot use.
     private let descriptor: Int32?
 
     /// Takes the lock, waiting at most `timeout` seconds.
@@ -30,8 +31,10 @@ struct StoreLock {
     ) throws(StoreError) -> StoreLock {
         let descriptor: Int32
         do throws(POSIXFile.Failure) {
-            // Non-blocking, so that a named pipe at the lock's path does not hang the open.
-            descriptor = try POSIXFile.open(lockPath, O_RDONLY | O_CREAT | O_NONBLOCK)
+            // Non-blocking, so that a named pipe at the lock's path does not hang the open. Only
+            // a writer makes the file: `list` of a store that does not exist leaves nothing.
+            let create = access == .write ? O_CREAT : 0
+            descriptor = try POSIXFile.open(lockPath, O_RDONLY | create | O_NONBLOCK)
         } catch {
             if access == .read { return StoreLock(descriptor: nil) }
             switch error.code {

@@ -96,6 +96,20 @@ struct AuditFollowUpTests: OneStoreSuite {
         }
     }
 
+    @Test("Reading a store that does not exist leaves nothing behind; only a writer makes the lock file")
+    func readMakesNoLockFile() throws {
+        let listed = try run("list")
+        #expect(listed.status == 0, "\(listed.err)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        #expect(try run("add", "A", "--done").status == 0)
+        #expect(FileManager.default.fileExists(atPath: store + ".lock"))
+        // A store whose lock file is gone (copied here without it) is read unlocked.
+        #expect(unlink(store + ".lock") == 0)
+        let again = try run("list")
+        #expect(again.status == 0 && again.out.contains("A"))
+        #expect(!FileManager.default.fileExists(atPath: store + ".lock"))
+    }
+
     @Test("A newer format is reported as such also when its content reads as this one's")
     func newerFormatThatDecodes() throws {
         for content in [
