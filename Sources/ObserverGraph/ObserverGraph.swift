@@ -2107,10 +2107,11 @@ public final class GraphNode: @unchecked Sendable {
         }
     }
 
-    /// Makes `watcher` hear of every change of this node's observers (see `_RegistryWatcher`).
+    /// Makes `watcher` this node's registry extras, which hear of every change of its
+    /// observers (see `_RegistryExtras.registryChanged()`): one object for both.
     @usableFromInline
-    func _watchObservers(_ watcher: any _RegistryWatcher) {
-        _state.withLock { $0.observers.extras().watcher = watcher }
+    func _watchObservers(_ watcher: _RegistryExtras) {
+        _state.withLock { $0.observers.adoptExtras(watcher) }
     }
 
     /// The observer slots and their layout, for a layer that keeps its own list of them.
@@ -2214,14 +2215,6 @@ struct _Slot {
 final class _ValueObserverBox {
     @usableFromInline let observer: any GraphObserver
     @usableFromInline init(_ observer: any GraphObserver) { self.observer = observer }
-}
-
-/// Told when a node's observers join or leave, in the critical section that changes them: for a
-/// layer that keeps its own list of a node's observers (see `GraphNode._watchObservers`). The
-/// kit's own code only: it runs under the node's lock, so it must not lock or call out.
-@usableFromInline
-protocol _RegistryWatcher: AnyObject {
-    func registryChanged()
 }
 
 /// A broadcast in progress on a node: the thread it runs on and its "removed" flag.
@@ -2596,7 +2589,8 @@ struct _Registry {
     /// the vacant last slot is refilled (the low half), so that a reader's stale positions are
     /// detected (see `dropDead`).
     @usableFromInline var layout: UInt = 0
-    /// Boxes, the watcher and the generation; `nil` until one is needed.
+    /// Boxes and the generation (in a watcher, see `GraphNode._watchObservers`); `nil` until
+    /// one is needed.
     private var rare: _RegistryExtras?
 
     /// What a compaction adds to `layout` (a refill adds 1): one unit of its high half, 2^32
@@ -2644,6 +2638,16 @@ struct _Registry {
         return made
     }
 
+    /// Makes `extras` (fresh, of a watcher) the extras, taking over the boxes and the generation
+    /// of the present ones.
+    mutating func adoptExtras(_ extras: _RegistryExtras) {
+        if let rare {
+            extras.boxes = rare.boxes
+            extras.generation = rare.generation
+        }
+        rare = extras
+    }
+
     /// Gives this copy extras of its own, holding the boxes and the generation as they are now
     /// (no watcher), so that it shares nothing with the registry it was copied from: for a copy
     /// that is read after unlocking. Under the lock of the registry's node.
@@ -2663,7 +2667,7 @@ struct _Registry {
     private func noteChange() {
         guard let rare else { return }
         rare.generation &+= 1
-        rare.watcher?.registryChanged()
+        rare.registryChanged()
     }
 
     /// The position of the entry filed under `raw` (a key without flags), if any.
@@ -3098,15 +3102,25 @@ struct _Registry {
 /// exclusive access is not checked again at run time. A copy of a registry shares it with the
 /// original: a copy that outlives the lock (the diagnostics' consistent cut) first gets extras of
 /// its own (`detachExtras()`).
-final class _RegistryExtras {
+///
+/// Not final: a layer that keeps its own list of a node's observers makes a subclass that hears
+/// of every join and leave (`registryChanged()`), and installs it as the node's extras
+/// (`GraphNode._watchObservers`), so that watching costs no object of its own.
+@usableFromInline
+class _RegistryExtras {
     /// Strong references to boxed struct observers (slots refer to the boxes weakly).
-    @exclusivity(unchecked) var boxes: [ObserverID: _ValueObserverBox] = [:]
-    /// Told of every change of `generation`, in the critical section that makes it.
-    @exclusivity(unchecked) var watcher: (any _RegistryWatcher)?
+    @exclusivity(unchecked) final var boxes: [ObserverID: _ValueObserverBox] = [:]
     /// Changes whenever an entry is added or vacated once the extras exist, so that a reader
     /// keeping its own list of the entries (which reads this first, allocating the extras)
     /// knows when to read them again.
-    @exclusivity(unchecked) var generation: UInt = 0
+    @exclusivity(unchecked) final var generation: UInt = 0
+
+    @usableFromInline init() {}
+
+    /// Told of every change of `generation`, in the critical section that makes it: nothing
+    /// here; a watcher's override (the kit's own code only: it runs under the node's lock, so
+    /// it must not lock or call out).
+    @usableFromInline func registryChanged() {}
 }
 
 /// `registry.index[key]`: the position `key` is filed at, or `nil`.

@@ -1,8 +1,8 @@
 import Synchronization
 
 /// Tells a source's deliveries when their roster is out of date, with no lock: the node's
-/// registry reports every join and leave of an observer here (`_RegistryWatcher`), in the
-/// critical section that makes it.
+/// registry reports every join and leave of an observer here (it is the registry's extras, see
+/// `_RegistryExtras`), in the critical section that makes it.
 ///
 /// A delivery then needs no critical section of the node at all: it reads the node's observers
 /// again only when `stale` says they changed, and it learns of a removal made by its own thread
@@ -18,7 +18,7 @@ import Synchronization
 /// that thread's delivery only (drainers hand over through `drain`).
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 @usableFromInline
-final class _MembershipWatch: _RegistryWatcher, @unchecked Sendable {
+final class _MembershipWatch: _RegistryExtras, @unchecked Sendable {
     /// Set by every change of the node's observers; cleared by the delivery that reads them.
     @usableFromInline let stale = Atomic<Bool>(true)
     /// The thread running a delivery of this source right now; 0 when none is.
@@ -32,7 +32,7 @@ final class _MembershipWatch: _RegistryWatcher, @unchecked Sendable {
     /// work before the next one's.
     @usableFromInline let drain = Atomic<UInt8>(_DrainWord.idle)
 
-    @usableFromInline init() {}
+    @usableFromInline override init() {}
 
     /// Under the source's lock: makes the caller the drainer if nobody drains (`true`; `queued`:
     /// the caller put its first action in the queue), or else tells the drainer to look at the
@@ -80,7 +80,7 @@ final class _MembershipWatch: _RegistryWatcher, @unchecked Sendable {
     }
 
     @usableFromInline
-    func registryChanged() {
+    override func registryChanged() {
         stale.store(true, ordering: .releasing)
         // Only the delivering thread can find its own id here (it stored it itself).
         let delivering = deliveringThread.load(ordering: .relaxed)

@@ -65,11 +65,14 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     deinit {
         defer {
             _watch?.release()
-            _roster.clear()  // the entries' storage
+            // The entries' storage, if a delivery read the node (generic work, so skipped
+            // when none did).
+            if _roster.generation != nil { _roster.clear() }
         }
         // With no observer left (the usual end: tokens go before their source), nothing to
-        // finish: no generic work, which in a deinit runs unspecialized.
-        guard !graphNode._state.withLock({ $0.observers.slots.isEmpty }) else { return }
+        // finish: no generic work, which in a deinit runs unspecialized. (Filed entries, not
+        // slots: a removed observer's slot stays, vacant, until the registry compacts.)
+        guard graphNode._state.withLock({ $0.observers.filedCount != 0 }) else { return }
         guard pipeline.withLock({ $0.terminal }) == nil else { return }
         broadcast(as: _EventSink<Value>.self) { $0.deliver(.finished, drainer: nil) }
     }

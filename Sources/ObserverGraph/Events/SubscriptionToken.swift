@@ -631,7 +631,9 @@ struct _SinkState<Value: Sendable> {
     /// closed. `nil` for the other sinks.
     @usableFromInline weak var weakActor: (any Actor)?
 
-    @usableFromInline init(handler: _Handler<Value>?, actor: (any Actor)? = nil) {
+    /// Inlinable so that it is specialized with its sink's initializer (the generic one looks up
+    /// the metadata of its mailbox's element type).
+    @inlinable init(handler: _Handler<Value>?, actor: (any Actor)? = nil) {
         self.handler = handler
         guard let actor else { return }
         if ObjectIdentifier(actor) == ObjectIdentifier(MainActor.shared) {
