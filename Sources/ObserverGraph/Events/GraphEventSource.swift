@@ -656,6 +656,9 @@ enum _SourceAction<Value: Sendable> {
 struct _SourceState<Value: Sendable> {
     /// The current value (`ObservableValue` only).
     @usableFromInline var current: Value?
+    /// Whether a drain runs, where the OS has no atomics (see `drainWord`). (Next to `current`,
+    /// whose optional tag leaves room for it: a state of a trivial value is a word smaller.)
+    @usableFromInline var draining = false
     /// Bumped by every change of `current`, for optimistic read-modify-write.
     @usableFromInline var version: UInt64 = 0
     @usableFromInline var terminal: GraphEvent<Value>?
@@ -663,8 +666,6 @@ struct _SourceState<Value: Sendable> {
     @usableFromInline var direct: _SourceAction<Value>?
     @usableFromInline var pending: [_SourceAction<Value>?] = []
     @usableFromInline var head = 0
-    /// Whether a drain runs, where the OS has no atomics (see `drainWord`).
-    @usableFromInline var draining = false
     @usableFromInline var nextSequence: UInt64 = 1
     /// The read-modify-writes in progress, by thread (a handful at most): how a change made
     /// from inside one of them is recognized as nested.

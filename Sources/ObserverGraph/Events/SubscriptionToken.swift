@@ -16,10 +16,10 @@ import Dispatch
 /// Thread safety: `Sendable`; `cancel()` may be called from any thread, any number of times.
 /// Callbacks: none, besides the closure it owns.
 public final class SubscriptionToken: Sendable {
-    private let target: any _SubscriptionTarget
+    private let target: _SubscriptionTarget
 
     @usableFromInline
-    init(_ target: any _SubscriptionTarget) {
+    init(_ target: _SubscriptionTarget) {
         self.target = target
     }
 
@@ -109,11 +109,21 @@ public final class TokenBag: Sendable {
     }
 }
 
-/// What a token cancels.
+/// What a token cancels: a closure observer (`_EventSink`), or what keeps a derived source
+/// alive around one (`_KeepAliveTarget`); never made on its own. A class rather than a
+/// protocol, so that a token holds one word instead of an existential's two (and its object is
+/// one allocation size class smaller).
+///
+/// Thread safety: `Sendable`; each subclass makes its overrides safe from any thread.
 @usableFromInline
-protocol _SubscriptionTarget: AnyObject, Sendable {
-    func _cancel()
-    var _isClosed: Bool { get }
+class _SubscriptionTarget: @unchecked Sendable {
+    @inlinable init() {}
+
+    /// Ends the observation, once; later calls do nothing. Every subclass overrides it.
+    @usableFromInline func _cancel() {}
+
+    /// Whether the observation ended for good. Every subclass overrides it.
+    @usableFromInline var _isClosed: Bool { true }
 }
 
 /// A closure observer: a real `GraphObserver` in its source's observer list, kept alive by its
@@ -127,7 +137,7 @@ protocol _SubscriptionTarget: AnyObject, Sendable {
 ///   task at a time; synchronously when the delivering code already runs on that actor and
 ///   nothing is queued before it. Calls happen only on the actor, so `cancel()` never waits.
 @usableFromInline
-final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @unchecked Sendable {
+final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @unchecked Sendable {
     /// The closure. For an actor sink it is the actor-isolated closure the user wrote, called
     /// only on that actor (what makes this class `@unchecked Sendable`).
     @usableFromInline typealias Handler = (GraphEvent<Value>) -> Void
@@ -231,6 +241,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             self.state = GraphLock(_SinkState(handler: _Handler(handler), actor: isolation))
         }
         self.source = source
+        super.init()
     }
 
     deinit {
@@ -274,7 +285,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
                 if _markSlow() { return .nothing }
                 // A scheduled task or a run holds the actor: it is loaded only when neither does.
                 guard !state.scheduled, !state.running else { return .nothing }
-                guard let actor = state.actor ?? state.weakActor else {
+                guard let actor = state.actor else {
                     // The actor is gone: nothing can run the closure any more, so the
                     // observation ends as a cancel would end it.
                     defer { (state.handler, state.mailbox) = (nil, []) }
@@ -499,12 +510,11 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
             releasedByGate = unsafeDowncast(gate, to: _ActorGate<Value>.self).close()
         }
         var dropped: [GraphEvent<Value>] = []
-        var actor: (any Actor)?
         while true {
             let (handler, wait) = state.withLock { state -> (_Handler<Value>?, DispatchSemaphore?) in
                 let handler = state.handler
                 state.handler = nil
-                if actor == nil { swap(&actor, &state.actor) }
+                state.onMainActor = false
                 state.weakActor = nil
                 if !state.mailbox.isEmpty { swap(&dropped, &state.mailbox) }
                 if state.running && state.deliveringThread == thread { stopsBatch = true }
@@ -521,7 +531,7 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
         // Written only here, on the thread that is running the mailbox (the actor), and read by
         // that run after the closure returns: the same thread, so no lock is needed.
         if stopsBatch { _stoppedOnActor = true }
-        withExtendedLifetime((released, releasedByGate, dropped, actor)) {}
+        withExtendedLifetime((released, releasedByGate, dropped)) {}
     }
 
     /// Closes the actor gate after a terminal event, as the lock state's `handler` is: the
@@ -582,13 +592,13 @@ final class _EventSink<Value: Sendable>: GraphObserver, _SubscriptionTarget, @un
     }
 
     @usableFromInline
-    func _cancel() {
+    override func _cancel() {
         close()
         source?.removeObserver(self)
     }
 
     @usableFromInline
-    var _isClosed: Bool {
+    override var _isClosed: Bool {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate {
             return gate._withUnsafeGuaranteedRef { unsafeDowncast($0, to: _CallGate<Value>.self).isClosed }
         }
@@ -611,25 +621,33 @@ struct _SinkState<Value: Sendable> {
     @usableFromInline var moreCalls: [UInt] = []
     /// Cancellers on other threads waiting for the running delivery to end.
     @usableFromInline var waiters: [DispatchSemaphore] = []
-    /// A call gate's call ended with cancellers waiting: one of them releases the closure.
-    @usableFromInline var releaseHandedOff = false
     /// Actor sinks: events waiting for the actor, oldest first.
     @usableFromInline var mailbox: [GraphEvent<Value>] = []
     /// Actor sinks: the thread running the mailbox right now (0 when none).
     @usableFromInline var deliveringThread: UInt = 0
+    /// Actor sinks on any other actor than the main actor: the actor, held weakly (an actor
+    /// that keeps its token, the usual place, would otherwise keep itself alive through it),
+    /// until the sink is closed. `nil` for the other sinks.
+    @usableFromInline weak var weakActor: (any Actor)?
+    // The flags last, side by side: the state of a sink (in its lock's object) stays 16 bytes
+    // smaller than with a flag between words.
+    /// A call gate's call ended with cancellers waiting: one of them releases the closure.
+    @usableFromInline var releaseHandedOff = false
     /// Actor sinks: a task is on its way to run the mailbox.
     @usableFromInline var scheduled = false
     /// Actor sinks: the mailbox is being run on the actor right now.
     @usableFromInline var running = false
-    /// Actor sinks on the main actor: the main actor, until the sink is closed. It lives as long
-    /// as the process, so it is held strongly: a weak reference would give it a side table,
-    /// which makes every count of a reference to it (each `MainActor.shared`, each task on it)
-    /// several times slower, in the whole app. `nil` for the other sinks.
-    @usableFromInline var actor: (any Actor)?
-    /// Actor sinks on any other actor: the actor, held weakly (an actor that keeps its token,
-    /// the usual place, would otherwise keep itself alive through it), until the sink is
-    /// closed. `nil` for the other sinks.
-    @usableFromInline weak var weakActor: (any Actor)?
+    /// Actor sinks on the main actor, until the sink is closed: the actor is `MainActor.shared`.
+    /// It lives as long as the process, so it needs no reference here (a weak one would give it
+    /// a side table, which makes every count of a reference to it, each `MainActor.shared`,
+    /// each task on it, several times slower, in the whole app).
+    @usableFromInline var onMainActor = false
+
+    /// The sink's actor while it is open: the main actor, or the other actor if it is alive.
+    @inlinable
+    var actor: (any Actor)? {
+        onMainActor ? MainActor.shared : weakActor
+    }
 
     /// Inlinable so that it is specialized with its sink's initializer (the generic one looks up
     /// the metadata of its mailbox's element type).
@@ -637,7 +655,7 @@ struct _SinkState<Value: Sendable> {
         self.handler = handler
         guard let actor else { return }
         if ObjectIdentifier(actor) == ObjectIdentifier(MainActor.shared) {
-            self.actor = actor
+            onMainActor = true
         } else {
             weakActor = actor
         }

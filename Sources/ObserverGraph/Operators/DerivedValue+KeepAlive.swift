@@ -1,7 +1,7 @@
 // What keeps a derived value (and its chain) alive while one of its observations lasts.
 
 /// What a derived value's token cancels: the observation, while keeping the value alive.
-final class _KeepAliveTarget: _SubscriptionTarget {
+final class _KeepAliveTarget: _SubscriptionTarget, @unchecked Sendable {
     let token: SubscriptionToken
     /// The derived value, released when the observation is cancelled.
     let owner: GraphLock<(any Sendable & AnyObject)?>
@@ -9,10 +9,11 @@ final class _KeepAliveTarget: _SubscriptionTarget {
     init(token: SubscriptionToken, owner: any Sendable & AnyObject) {
         self.token = token
         self.owner = GraphLock(owner)
+        super.init()
     }
 
     @usableFromInline
-    func _cancel() {
+    override func _cancel() {
         token.cancel()
         let released = owner.withLock { owner in
             defer { owner = nil }
@@ -22,7 +23,7 @@ final class _KeepAliveTarget: _SubscriptionTarget {
     }
 
     @usableFromInline
-    var _isClosed: Bool {
+    override var _isClosed: Bool {
         token.isCancelled
     }
 }
