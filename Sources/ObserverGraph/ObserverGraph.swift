@@ -2641,7 +2641,9 @@ struct _Registry {
     /// Makes `extras` (fresh, of a watcher) the extras, taking over the boxes and the generation
     /// of the present ones.
     mutating func adoptExtras(_ extras: _RegistryExtras) {
+        assert(extras.boxes.isEmpty, "ObserverGraph: extras adopted with boxes of their own")
         if let rare {
+            assert(type(of: rare) == _RegistryExtras.self, "ObserverGraph: a node watched twice")
             extras.boxes = rare.boxes
             extras.generation = rare.generation
         }
@@ -3098,8 +3100,9 @@ struct _Registry {
 }
 
 /// What a registry needs only for struct observers or a watcher, kept apart so
-/// that registries stay small (see `_Registry`). Used only under the owning node's lock, so its
-/// exclusive access is not checked again at run time. A copy of a registry shares it with the
+/// that registries stay small (see `_Registry`). What is declared here is used only under the
+/// owning node's lock, so its exclusive access is not checked again at run time (a watcher
+/// subclass may add fields of its own that are not: see `_MembershipWatch`). A copy of a registry shares it with the
 /// original: a copy that outlives the lock (the diagnostics' consistent cut) first gets extras of
 /// its own (`detachExtras()`).
 ///

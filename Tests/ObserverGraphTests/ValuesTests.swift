@@ -503,6 +503,50 @@ struct ValueOwnershipTests {
         token = nil
     }
 
+    @Test("A source that goes away ends each closure observer, in order, and releases every closure")
+    func deinitEndsEveryKindOfObserver() {
+        let deinits = Counters()
+        let log = GraphLock<[String]>([])
+        // Each closure holds a payload of its own, and nothing else does.
+        func observeValues(_ value: ObservableValue<Int>, _ name: String) -> SubscriptionToken {
+            let payload = Payload(deinits: deinits)
+            return value.observeValuesNonisolated { v in
+                _ = payload
+                log.withLock { $0.append("\(name) \(v)") }
+            }
+        }
+        func observeEvents(_ value: ObservableValue<Int>) -> SubscriptionToken {
+            let payload = Payload(deinits: deinits)
+            return value.observeNonisolated { event in
+                _ = payload
+                log.withLock { $0.append("events " + (event.value.map { "\($0)" } ?? "\(event)")) }
+            }
+        }
+        var tokens: [SubscriptionToken] = []
+        do {
+            let value = ObservableValue(0)
+            tokens.append(observeValues(value, "first"))
+            let gone = observeValues(value, "cancelled")
+            tokens.append(observeEvents(value))
+            tokens.append(observeValues(value, "last"))
+            value.value = 1
+            gone.cancel()  // a vacant slot between live ones
+            #expect(deinits["payload"] == 1)
+            value.value = 2
+        }
+        // The values-only closures are told nothing more; the event closure gets `.finished`;
+        // every observation is over and every closure released.
+        #expect(
+            log.withLock { $0 } == [
+                "first 0", "cancelled 0", "events 0", "last 0",
+                "first 1", "cancelled 1", "events 1", "last 1",
+                "first 2", "events 2", "last 2",
+                "events finished",
+            ])
+        #expect(tokens.map(\.isCancelled) == [true, true, true])
+        #expect(deinits["payload"] == 4)
+    }
+
     @Test("An async loop over a source that is deallocated ends instead of hanging")
     func asyncLoopEndsWhenSourceGoes() async throws {
         var channel: EventChannel<Int>? = EventChannel<Int>()

@@ -20,9 +20,9 @@ struct _SinkRoster<Value: Sendable> {
     /// Keeps the sinks listed in `entries` alive.
     @usableFromInline var owners: ContiguousArray<_EventSink<Value>> = []
     /// The sinks, unretained (`owners` keeps them), with their registry bits, in storage the
-    /// roster allocates and frees (`read`, `clear`; the source's deinit clears it): a delivery
-    /// loops over them through a plain pointer, where an array would count a reference on its
-    /// buffer for every delivery.
+    /// roster allocates and frees (`read`, `clear`; the source's deinit clears it if a delivery
+    /// read it): a delivery loops over them through a plain pointer, where an array would count
+    /// a reference on its buffer for every delivery.
     @usableFromInline var entries = UnsafeMutableBufferPointer<_RosterEntry<Value>>(start: nil, count: 0)
 
     @inlinable init() {}

@@ -15,7 +15,8 @@ import Synchronization
 ///
 /// Thread safety: `Sendable`. `stale`, `deliveringThread` and `drain` are atomics;
 /// `changedWhileDelivering` is written by a change made on the delivering thread and read by
-/// that thread's delivery only (drainers hand over through `drain`).
+/// that thread's delivery only (drainers hand over through `drain`). What it inherits from
+/// `_RegistryExtras` (`boxes`, `generation`) is touched only under the node's lock.
 @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
 @usableFromInline
 final class _MembershipWatch: _RegistryExtras, @unchecked Sendable {

@@ -72,9 +72,33 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         // With no observer left (the usual end: tokens go before their source), nothing to
         // finish: no generic work, which in a deinit runs unspecialized. (Filed entries, not
         // slots: a removed observer's slot stays, vacant, until the registry compacts.)
-        guard graphNode._state.withLock({ $0.observers.filedCount != 0 }) else { return }
-        guard pipeline.withLock({ $0.terminal }) == nil else { return }
-        broadcast(as: _EventSink<Value>.self) { $0.deliver(.finished, drainer: nil) }
+        let observers = graphNode._state.withLock { state in
+            state.observers.filedCount == 0 ? nil : state.observers.slots
+        }
+        guard let observers else { return }
+        _finishAtDeinit(observers)
+    }
+
+    /// Ends the closure observers of a source that goes without terminating, in registration
+    /// order, as a `.finished` event ends them. A nonisolated values-only one, which that event
+    /// calls nothing of, is closed directly: making and delivering the event, and reading
+    /// whether the source terminated, is generic work that runs unspecialized here (some 3,900
+    /// instructions per observer), and closing is right either way. Nothing else changes these
+    /// observers meanwhile: a token reaches its source through a weak reference, which is gone,
+    /// and no drain runs (a drain keeps its source alive).
+    /// - Complexity: O(n), n = the slots of the node.
+    final func _finishAtDeinit(_ observers: ContiguousArray<_Slot>) {
+        var unterminated: Bool?  // read at the first observer that needs it
+        for slot in observers where slot.bits != 0 && slot.bits & _SlotFlags.boxed == 0 {
+            // Other observers (added with `addObserver`) get no events.
+            guard let sink = slot.loadObject() as? _EventSink<Value> else { continue }
+            if sink._finishesQuietly {
+                sink.close()
+                continue
+            }
+            if unterminated == nil { unterminated = pipeline.withLock { $0.terminal } == nil }
+            if unterminated == true { sink.deliver(.finished, drainer: nil) }
+        }
     }
 
     /// Observes the events of this source with a closure that runs on the caller's actor, until
@@ -101,8 +125,8 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// event is delivered after the current call returns.
     ///
     /// Ownership: the observation holds `isolation` weakly (the main actor, which lives as long
-    /// as the process, strongly), so an actor that keeps its tokens goes when nothing else holds
-    /// it (and its tokens end their observations). A closure that
+    /// as the process, is not held at all), so an actor that keeps its tokens goes when nothing
+    /// else holds it (and its tokens end their observations). A closure that
     /// uses an actor instance's state captures it, and holds it until the observation ends
     /// (cancel, or the source's terminal event). An observation whose actor is gone ends at the
     /// first event that arrives from elsewhere, without a call.

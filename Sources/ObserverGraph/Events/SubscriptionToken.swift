@@ -119,11 +119,17 @@ public final class TokenBag: Sendable {
 class _SubscriptionTarget: @unchecked Sendable {
     @inlinable init() {}
 
-    /// Ends the observation, once; later calls do nothing. Every subclass overrides it.
-    @usableFromInline func _cancel() {}
+    /// Ends the observation, once; later calls do nothing. Every subclass overrides it (the
+    /// check that one forgot to is the tests', which run with assertions).
+    @usableFromInline func _cancel() {
+        assertionFailure("ObserverGraph: a subscription target without its own _cancel()")
+    }
 
     /// Whether the observation ended for good. Every subclass overrides it.
-    @usableFromInline var _isClosed: Bool { true }
+    @usableFromInline var _isClosed: Bool {
+        assertionFailure("ObserverGraph: a subscription target without its own _isClosed")
+        return true
+    }
 }
 
 /// A closure observer: a real `GraphObserver` in its source's observer list, kept alive by its
@@ -152,8 +158,8 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     /// broadcasts queued after that, never the earlier ones.
     @usableFromInline let firstSequence: UInt64
     /// The queue of a `.queue` sink; `nil` for the other modes. (An actor sink's actor is in
-    /// `state`, held weakly unless it is the main actor: an actor keeps its tokens, and must
-    /// not keep itself alive through them.)
+    /// `state`: held weakly, or marked by a flag if it is the main actor; an actor keeps its
+    /// tokens, and must not keep itself alive through them.)
     @usableFromInline let queue: DispatchQueue?
     /// For `.actor` sinks, the actor's identity; `nil` for the other modes. The delivery path
     /// compares it with the drainer's without retaining the actor.
@@ -165,6 +171,10 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     @usableFromInline unowned let _actorPin: (any Actor)?
     /// The sink was made with `.nonisolated`.
     @usableFromInline let isNonisolated: Bool
+    /// A nonisolated values-only closure (not a kit-internal one): a terminal event calls
+    /// nothing, only closes the observation, so a source's deinit closes it directly (see
+    /// `GraphEventSource._finishAtDeinit`).
+    @usableFromInline let _finishesQuietly: Bool
     @usableFromInline let state: GraphLock<_SinkState<Value>>
     /// A nonisolated sink's call gate (`_CallGate<Value>`, where the OS has atomics): its calls
     /// and `close()` meet on one atomic word instead of two critical sections per call. `nil`
@@ -198,16 +208,20 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
         if direct, case .events(let call) = handler { directCall = call }
         _direct = directCall
         var isolation: (any Actor)?
+        var valuesOnly = false
+        if case .values = handler { valuesOnly = true }
         switch mode {
         case .nonisolated:
             actorIdentity = nil
             _actorPin = nil
             isNonisolated = true
+            _finishesQuietly = valuesOnly && directCall == nil
             queue = nil
         case .queue(let queue):
             actorIdentity = nil
             _actorPin = nil
             isNonisolated = false
+            _finishesQuietly = false
             self.queue = queue
         case .actor(let actor):
             let identity = ObjectIdentifier(actor)
@@ -215,6 +229,7 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
             // The main actor lives as long as the process: it needs no pin (see `_actorPin`).
             _actorPin = identity == ObjectIdentifier(MainActor.shared) ? nil : actor
             isNonisolated = false
+            _finishesQuietly = false
             queue = nil
             isolation = actor
         }
