@@ -150,3 +150,69 @@ struct ActorOwnershipTests {
         withExtendedLifetime(token) {}
     }
 }
+
+/// An actor whose values-only observer records what reaches it, and keeps its token.
+actor ValueRecorder {
+    private(set) var seen: [Int] = []
+    private(set) var token: SubscriptionToken?
+
+    func start(_ value: ObservableValue<Int>) {
+        token = value.observeValues { self.seen.append($0) }
+    }
+}
+
+@Suite("Actors: a value that goes away ends its observers on actors", .timeLimit(.minutes(1)))
+struct ActorSourceEndTests {
+    @Test("Main-actor observers: a values-only one ends at once, an event one gets .finished there")
+    @MainActor
+    func mainActorObserversOfAValueThatGoes() async {
+        let deinits = GraphLock(0)
+        var log: [String] = []
+        let valuesToken: SubscriptionToken
+        let eventsToken: SubscriptionToken
+        weak var gone: ObservableValue<Int>?
+        do {
+            let value = ObservableValue(0)
+            gone = value
+            let release = DeinitCounter(deinits)
+            valuesToken = value.observeValues { v in
+                withExtendedLifetime(release) {}
+                log.append("values \(v)")
+            }
+            eventsToken = value.observe { event in
+                log.append("events " + (event.value.map { "\($0)" } ?? "\(event)"))
+            }
+            value.set(1)  // on the main actor: both closures are called before this returns
+            #expect(log == ["values 0", "events 0", "values 1", "events 1"])
+        }
+        // The values-only observation has nothing left to run: it ended with its value, and its
+        // closure was released right here.
+        #expect(gone == nil)
+        #expect(valuesToken.isCancelled)
+        #expect(deinits.withLock { $0 } == 1)
+        // The event closure is told, on the main actor, after what it had already received.
+        #expect(await eventually { log.last == "events finished" })
+        #expect(log == ["values 0", "events 0", "values 1", "events 1", "events finished"])
+        #expect(eventsToken.isCancelled)
+    }
+
+    @Test("An actor's values-only observer with values still queued gets them all before it ends")
+    @MainActor
+    func queuedValuesComeBeforeTheEnd() async {
+        let recorder = ValueRecorder()
+        do {
+            let value = ObservableValue(0)
+            await recorder.start(value)
+            // From the main actor: each value is queued for the recorder's actor, and the value
+            // goes while they may still wait there.
+            for next in 1...100 { value.value = next }
+        }
+        // The end comes after the queued values, on the recorder's actor.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while await recorder.token?.isCancelled != true, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(await recorder.token?.isCancelled == true)
+        #expect(await recorder.seen == Array(0...100))
+    }
+}

@@ -80,22 +80,20 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     }
 
     /// Ends the closure observers of a source that goes without terminating, in registration
-    /// order, as a `.finished` event ends them. A nonisolated values-only one, which that event
-    /// calls nothing of, is closed directly: making and delivering the event, and reading
-    /// whether the source terminated, is generic work that runs unspecialized here (some 3,900
-    /// instructions per observer), and closing is right either way. Nothing else changes these
-    /// observers meanwhile: a token reaches its source through a weak reference, which is gone,
-    /// and no drain runs (a drain keeps its source alive).
+    /// order, as a `.finished` event ends them. A values-only one that the event would only
+    /// close (nonisolated, or on an actor with nothing queued) is closed directly
+    /// (`_EventSink._endQuietly()`): making and delivering the event, and reading whether the
+    /// source terminated, is generic work that runs unspecialized here (some 3,900 instructions
+    /// per observer, and a task for an actor's), and closing is right either way. Nothing else
+    /// changes these observers meanwhile: a token reaches its source through a weak reference,
+    /// which is gone, and no drain runs (a drain keeps its source alive).
     /// - Complexity: O(n), n = the slots of the node.
     final func _finishAtDeinit(_ observers: ContiguousArray<_Slot>) {
         var unterminated: Bool?  // read at the first observer that needs it
         for slot in observers where slot.bits != 0 && slot.bits & _SlotFlags.boxed == 0 {
             // Other observers (added with `addObserver`) get no events.
             guard let sink = slot.loadObject() as? _EventSink<Value> else { continue }
-            if sink._finishesQuietly {
-                sink.close()
-                continue
-            }
+            if sink._endQuietly() { continue }
             if unterminated == nil { unterminated = pipeline.withLock { $0.terminal } == nil }
             if unterminated == true { sink.deliver(.finished, drainer: nil) }
         }

@@ -38,7 +38,9 @@ public final class SubscriptionToken: Sendable {
     }
 
     /// Whether the observation ended for good: the token was cancelled, the source delivered a
-    /// terminal event, or (an observation on an actor) its actor went, found by the next event
+    /// terminal event (a source that goes away delivers `.finished`; a values-only observation,
+    /// which that event calls nothing of, ends as the source goes, unless events wait for it on
+    /// its actor), or (an observation on an actor) its actor went, found by the next event
     /// (see `GraphEventSource.observe(isolation:_:)`). A closure observer that someone removed
     /// from the source's observer list (`removeObserver(_:)`, `removeAllObservers()`) is not
     /// cancelled: nothing reaches it while it is out of the list, and it is delivered to again if
@@ -171,10 +173,9 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     @usableFromInline unowned let _actorPin: (any Actor)?
     /// The sink was made with `.nonisolated`.
     @usableFromInline let isNonisolated: Bool
-    /// A nonisolated values-only closure (not a kit-internal one): a terminal event calls
-    /// nothing, only closes the observation, so a source's deinit closes it directly (see
-    /// `GraphEventSource._finishAtDeinit`).
-    @usableFromInline let _finishesQuietly: Bool
+    /// A values-only closure: a terminal event calls nothing of it, only closes the observation,
+    /// so a source's deinit may close it directly (see `_endQuietly()`).
+    @usableFromInline let _valuesOnly: Bool
     @usableFromInline let state: GraphLock<_SinkState<Value>>
     /// A nonisolated sink's call gate (`_CallGate<Value>`, where the OS has atomics): its calls
     /// and `close()` meet on one atomic word instead of two critical sections per call. `nil`
@@ -208,20 +209,17 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
         if direct, case .events(let call) = handler { directCall = call }
         _direct = directCall
         var isolation: (any Actor)?
-        var valuesOnly = false
-        if case .values = handler { valuesOnly = true }
+        if case .values = handler { _valuesOnly = true } else { _valuesOnly = false }
         switch mode {
         case .nonisolated:
             actorIdentity = nil
             _actorPin = nil
             isNonisolated = true
-            _finishesQuietly = valuesOnly && directCall == nil
             queue = nil
         case .queue(let queue):
             actorIdentity = nil
             _actorPin = nil
             isNonisolated = false
-            _finishesQuietly = false
             self.queue = queue
         case .actor(let actor):
             let identity = ObjectIdentifier(actor)
@@ -229,7 +227,6 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
             // The main actor lives as long as the process: it needs no pin (see `_actorPin`).
             _actorPin = identity == ObjectIdentifier(MainActor.shared) ? nil : actor
             isNonisolated = false
-            _finishesQuietly = false
             queue = nil
             isolation = actor
         }
@@ -547,6 +544,50 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
         // that run after the closure returns: the same thread, so no lock is needed.
         if stopsBatch { _stoppedOnActor = true }
         withExtendedLifetime((released, releasedByGate, dropped)) {}
+    }
+
+    /// For the deinit of this sink's source, which is about to deliver `.finished` to it (see
+    /// `GraphEventSource._finishAtDeinit`): ends a values-only observation at once when that
+    /// event would call nothing and only close it, and returns `true`. That is so for a
+    /// nonisolated one, and for one on an actor with nothing queued and no run under way (checked
+    /// and closed in one critical section); its closure is then released on this thread, as a
+    /// `cancel()` made here would release it. `false` when the event must be delivered: an event
+    /// closure, a queue's (blocks already sent to the queue come first), an actor's that has
+    /// events to run first.
+    ///
+    /// Nothing else delivers to this sink meanwhile: its only source is going, and a delivery
+    /// keeps its source alive.
+    /// - Complexity: O(1).
+    @usableFromInline
+    func _endQuietly() -> Bool {
+        guard _valuesOnly else { return false }
+        if isNonisolated {
+            close()
+            return true
+        }
+        guard actorIdentity != nil else { return false }
+        // The fast path first, as `close()` does: closed, it hands back its box (no fast call can
+        // be running: they come from the source's deliveries). Closing it is right either way:
+        // if the mailbox must run first, the lock path delivers the rest.
+        var releasedByGate: _Handler<Value>?
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *),
+            let gate = _actorGate?.takeUnretainedValue()
+        {
+            releasedByGate = unsafeDowncast(gate, to: _ActorGate<Value>.self).close()
+        }
+        let released = state.withLock { state -> _Handler<Value>?? in
+            guard state.handler != nil, state.mailbox.isEmpty, !state.running, !state.scheduled else {
+                return .none
+            }
+            defer {
+                state.handler = nil
+                state.onMainActor = false
+                state.weakActor = nil
+            }
+            return .some(state.handler)
+        }
+        withExtendedLifetime((released, releasedByGate)) {}  // released with no lock held
+        return released != nil
     }
 
     /// Closes the actor gate after a terminal event, as the lock state's `handler` is: the
