@@ -30,7 +30,10 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     /// [index]`); setting `nil` or an index out of range is a documented no-op. Use
     /// `set(_:at:)` to be told about a bad index.
     ///
-    /// Thread safety: safe from any thread.
+    /// Thread safety: safe from any thread. A setter cannot learn its caller's actor: made on the
+    /// main actor (recognized by the main queue), it calls that actor's observers before it
+    /// returns; made on another actor, that actor's observers get the change on its next turn
+    /// (write `set(_:at:)` there).
     /// Callbacks: observers' handlers, for a set.
     /// - Complexity: O(1) to get; O(1) plus the delivery to set.
     @inlinable

@@ -54,7 +54,8 @@ public final class ObservableState<Value: Sendable>: ObservableSource, @unchecke
     public func _operatorNodeForNewEdge() -> _OperatorNode<Value> { storage._operatorNodeForNewEdge() }
 
     /// The current value; setting it delivers the new value, as `ObservableValue.value` (a set
-    /// counts as made from nonisolated code: on an actor, write `set(_:)`).
+    /// counts as made from nonisolated code, except on the main actor: on another actor, write
+    /// `set(_:)`).
     ///
     /// Thread safety: safe from any thread. A set after `finish()` is ignored.
     /// Callbacks: observers' handlers, for a set.

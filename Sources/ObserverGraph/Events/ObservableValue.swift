@@ -43,14 +43,15 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     /// The current value. Setting it delivers the new value to every observer.
     ///
     /// A property setter cannot learn its caller's actor, so a set counts as made from
-    /// nonisolated code: observers that live on an actor (`observe(isolation:_:)`) receive it on
-    /// their actor's next turn, not before the set returns, even when you set it on that actor.
-    /// On an actor, write `update { $0 = newValue }` (or `set(_:)`) to have that actor's
-    /// observers called before it returns.
+    /// nonisolated code, with one exception: on the main actor (recognized by the main queue),
+    /// observers that live there are called before the set returns, as `set(_:)` calls them.
+    /// Observers on another actor (`observe(isolation:_:)`) receive it on their actor's next turn,
+    /// even when you set it on that actor: there, write `set(_:)` (or `update { $0 = newValue }`)
+    /// to have them called before it returns.
     ///
     /// Thread safety: safe from any thread. A set after termination is ignored.
-    /// Callbacks: observers' handlers, for a set (nonisolated ones on this thread unless another
-    /// is delivering).
+    /// Callbacks: observers' handlers, for a set (nonisolated ones on this thread, and main-actor
+    /// ones when this runs on the main actor, unless another thread is delivering).
     /// - Complexity: O(1) to get; a set is O(n) for the delivery to n observers.
     @inlinable
     public var value: Value {

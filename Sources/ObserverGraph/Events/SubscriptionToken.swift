@@ -278,15 +278,23 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
             _deliverOnActor(event)
             return
         }
-        _deliverLater(event)
+        _deliverLater(event, drainer: drainer)
     }
 
     /// `deliver(_:drainer:thread:)` from another thread or actor to an actor's closure (into its
     /// mailbox), or to a queue's. Out of line: starting a task takes a large frame, which the
     /// synchronous paths above do not pay.
+    ///
+    /// A nonisolated delivery (`drainer` is `nil`) made on the main actor, to a closure that
+    /// lives there, calls it now, as a delivery made with the main actor's isolation does: the
+    /// kit checks the main queue (see `_MainActorCheck`).
     @inlinable @inline(never)
-    func _deliverLater(_ event: GraphEvent<Value>) {
-        if actorIdentity != nil {
+    func _deliverLater(_ event: GraphEvent<Value>, drainer: ObjectIdentifier?) {
+        if let actorIdentity {
+            if drainer == nil, actorIdentity == _MainActorCheck.mainActor, _MainActorCheck.isCurrent() {
+                _deliverOnActor(event)
+                return
+            }
             // From another thread or actor: into the mailbox. The actor itself is copied out of
             // the state (a reference count, an atomic on an object the actor's thread also
             // uses) only when a task must be started.

@@ -186,8 +186,10 @@ extension DerivedValue {
     /// Observes with a closure run on the caller's actor, as `GraphEventSource.observe(isolation:_:)`.
     /// The token also keeps this value (and its chain) alive.
     ///
-    /// Isolation: a derived value delivers from its propagation pass, which runs nonisolated, so
-    /// calls reach the actor through its mailbox (on its next turn), never before a send returns.
+    /// Isolation: a derived value delivers from its propagation pass, which runs nonisolated. On
+    /// the main actor, a pass that runs there (a change made on the main actor, with no pass of
+    /// the graph running on another thread) calls the closure at once; otherwise calls reach the
+    /// actor through its mailbox, on its next turn.
     /// Thread safety: the token may be cancelled from anywhere.
     /// Callbacks: `handler`, on `isolation` only; the latest value first when it replays.
     /// - Returns: the token that keeps the observation alive. Keep it.

@@ -111,15 +111,43 @@ struct ValuesAndEventsArticleTests {
         clamp.cancel()
     }
 
-    @Test("A property setter counts as nonisolated: a closure on the main actor gets it on its next turn")
-    func setterIsNonisolated() async {
+    @Test("A property setter reaches a main-actor closure at once; another actor's, on its next turn")
+    func setterOnActors() async {
         let credits = ObservableValue(0)
         var seen: [Int] = []
         let token = credits.observeValues { seen.append($0) }
         credits.value = 5
-        #expect(seen == [0])
-        _ = await eventually { seen == [0, 5] }
         #expect(seen == [0, 5])
         token.cancel()
+
+        let ledger = Ledger()
+        await ledger.start(credits)
+        #expect(await ledger.setWithSetter(credits, 6) == [5])  // not yet: the setter is nonisolated
+        #expect(await ledger.setWithSet(credits, 7) == [5, 6, 7])  // set(_:) runs the mailbox first
+        await ledger.stop()
     }
+}
+
+/// An actor that observes a value, for the setter's test above.
+private actor Ledger {
+    private var seen: [Int] = []
+    private var token: SubscriptionToken?
+
+    func start(_ credits: ObservableValue<Int>) {
+        token = credits.observeValues { self.seen.append($0) }
+    }
+
+    /// Sets with the property setter and returns what the closure had seen when it returned.
+    func setWithSetter(_ credits: ObservableValue<Int>, _ value: Int) -> [Int] {
+        credits.value = value
+        return seen
+    }
+
+    /// Sets with `set(_:)` and returns what the closure had seen when it returned.
+    func setWithSet(_ credits: ObservableValue<Int>, _ value: Int) -> [Int] {
+        credits.set(value)
+        return seen
+    }
+
+    func stop() { token?.cancel() }
 }
