@@ -44,6 +44,12 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     /// Loads the queue from `store` (or starts an empty one for `startDay`), restoring items,
     /// positions and the manager's subscriptions to the queued items.
     ///
+    /// The queue holds exactly the items that qualify under `rule` on the stored day. A store
+    /// that disagrees (written under another rule, or edited by hand) is brought in line in
+    /// memory as a day change would: queued items that do not qualify leave, the others keep
+    /// their order, and stored items that qualify but were not queued join the end, in creation
+    /// order. The next save writes the result.
+    ///
     /// Thread safety: creates a manager for the calling thread. Callbacks: none.
     /// - Throws: the store's `StoreError` (nothing is written).
     /// - Complexity: O(n log n), n = stored items.
@@ -58,7 +64,13 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
                 id: $0.id, title: $0.title, done: $0.done, dayOfTheWeek: $0.dayOfTheWeek,
                 queuePosition: $0.queuePosition)
         }
-        let queued = items.filter { $0.queuePosition != nil }.sorted { $0.queuePosition! < $1.queuePosition! }
+        // The store checks that the positions are 1...k; the rule decides who is queued.
+        let day = stored.currentDay
+        var queued = items.filter { $0.queuePosition != nil }.sorted { $0.queuePosition! < $1.queuePosition! }
+        queued.removeAll { !rule.qualifies($0.snapshot, on: day) }
+        queued += items.filter { $0.queuePosition == nil && rule.qualifies($0.snapshot, on: day) }
+        let kept = Set(queued.map(ObjectIdentifier.init))
+        for item in items where !kept.contains(ObjectIdentifier(item)) { item.queuePosition = nil }
         queue.reload(with: queued)
         renumber()
         for item in queued { item.addObserver(self) }
@@ -171,7 +183,8 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     /// Thread safety: the manager's thread.
     /// Callbacks: `queue` observers once; `.dayChanged`, then `.left` and `.entered` per item.
     /// - Throws: `.store` if saving failed.
-    /// - Complexity: O(n log n).
+    /// - Complexity: O(n log n), plus O(q) for each item that leaves (the queued items after it
+    ///   move up), q = queued items.
     public func setCurrentDay(_ day: Weekday) throws(QueueError) {
         guard day != currentDay else { return }
         let previous = currentDay
@@ -179,9 +192,10 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
         let leaving = queue.array.filter { !qualifies($0) }
         let joining = items.filter { $0.queuePosition == nil && qualifies($0) }
         let leavingPositions = leaving.map { ($0, $0.queuePosition!) }
+        let leavingIDs = Set(leaving.map(ObjectIdentifier.init))
         queue.batch { batch in
             for index in batch.elements.indices.reversed()
-            where leaving.contains(where: { $0 === batch.elements[index] }) {
+            where leavingIDs.contains(ObjectIdentifier(batch.elements[index])) {
                 _ = try? batch.remove(at: index)
             }
             batch.append(contentsOf: joining)

@@ -245,6 +245,38 @@ struct QueueManagerTests {
         #expect(titles(reloaded) == ["T1", "T2"])
         #expect(try reloaded.add(title: "T5").id == ItemID(5))
     }
+
+    @Test("Loading a store that disagrees with the rule brings the queue in line, in memory only")
+    func loadReconcilesWithTheRule() throws {
+        func item(_ id: Int, _ title: String, done: Bool, _ day: Weekday, at position: Int?) -> StoredItem {
+            StoredItem(id: ItemID(id), title: title, done: done, dayOfTheWeek: day, queuePosition: position)
+        }
+        let stored = StoredQueue(
+            currentDay: .tuesday, nextID: 6,
+            items: [
+                item(1, "A", done: true, .tuesday, at: 2),
+                item(2, "B", done: false, .tuesday, at: 1),  // queued, but not done: leaves
+                item(3, "C", done: true, .tuesday, at: nil),  // qualifies, not queued: joins the end
+                item(4, "D", done: true, .monday, at: 3),  // queued, but due Monday: leaves
+                item(5, "E", done: true, .tuesday, at: 4),
+            ])
+        let store = InMemoryQueueStore(stored)
+        let manager = try QueueManager(store: store, startDay: .friday)
+        #expect(titles(manager) == ["A", "E", "C"])
+        #expect(positions(manager) == [1, 2, 3])
+        #expect(manager.items.map(\.queuePosition) == [1, nil, 3, nil, 2])
+        #expect(manager.subscriptions.count == 3)
+        #expect(manager.queue.array.allSatisfy { manager.isSubscribed(to: $0) })
+        #expect(store.saveCount == 0)  // nothing is written by loading
+        // The next save writes the queue as the manager holds it.
+        try manager.add(title: "F")
+        #expect(try store.load()?.items.map(\.queuePosition) == [1, nil, 3, nil, 2, 4])
+        // Under another rule, the same file gives another queue.
+        let everything = QueueRule(name: "everything", qualifies: { _, _ in true })
+        let all = try QueueManager(store: InMemoryQueueStore(stored), rule: everything, startDay: .friday)
+        #expect(titles(all) == ["B", "A", "D", "E", "C"])
+        #expect(positions(all) == [1, 2, 3, 4, 5])
+    }
 }
 
 /// A store that can be told to fail, like a disk that fills up.
