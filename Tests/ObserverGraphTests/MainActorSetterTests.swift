@@ -15,6 +15,25 @@ private func offTheMainActor(_ work: @escaping @Sendable () -> Void) {
     done.wait()
 }
 
+/// A screen whose closures read the array that holds their sources.
+@MainActor
+private final class Screen {
+    var values: [ObservableValue<Int>] = []
+    var tokens: [SubscriptionToken] = []
+    var log: [String] = []
+
+    func load(count: Int) {
+        values = (0..<count).map { _ in ObservableValue(0) }
+        tokens = values.map { value in
+            value.observe { [unowned self] event in
+                // Reads `values`: run inside a mutation of it, this access would overlap.
+                let left = self.values.count
+                self.log.append(event.value.map { "\($0) of \(left)" } ?? "\(event), \(left) left")
+            }
+        }
+    }
+}
+
 /// What a main-actor closure saw, and what it had seen when a set returned.
 @MainActor
 private final class MainActorLog {
@@ -67,10 +86,11 @@ struct MainActorSetterTests {
         value.value = 3
         // The set on the main actor ran the mailbox first.
         #expect(seen == [0, 1, 2, 3])
-        // The task the thread started finds nothing left to run.
-        await Task.yield()
-        try? await Task.sleep(for: .milliseconds(20))
-        #expect(seen == [0, 1, 2, 3])
+        // The task the thread started finds nothing left to run: a value sent after it, through
+        // the mailbox, arrives after anything that task could still deliver, and alone.
+        offTheMainActor { value.value = 4 }
+        #expect(await eventually { seen.last == 4 })
+        #expect(seen == [0, 1, 2, 3, 4])
         withExtendedLifetime(token) {}
     }
 
@@ -115,8 +135,8 @@ struct MainActorSetterTests {
         withExtendedLifetime(token) {}
     }
 
-    @Test("An event closure on the main actor is told at once when its source goes there")
-    func finishedAtOnceWhenTheSourceGoes() {
+    @Test("A source that goes on the main actor tells its main-actor event closure on the next turn")
+    func finishedOnTheNextTurnWhenTheSourceGoes() async {
         var log: [String] = []
         let token: SubscriptionToken
         do {
@@ -124,8 +144,91 @@ struct MainActorSetterTests {
             token = value.observe { event in log.append(event.value.map { "\($0)" } ?? "\(event)") }
             value.value = 1
         }
+        // Not from inside the deinit, which runs wherever the last reference went.
+        #expect(log == ["0", "1"])
+        #expect(await eventually { log.count == 3 })
         #expect(log == ["0", "1", "finished"])
         #expect(token.isCancelled)
+    }
+
+    @Test("Values released inside a mutation of the state their closures read: no overlapping access")
+    func sourcesReleasedInsideAMutation() async {
+        let screen = Screen()
+        screen.load(count: 3)
+        #expect(screen.log == ["0 of 3", "0 of 3", "0 of 3"])
+        screen.log = []
+        screen.values.removeAll()  // each value's deinit runs inside this access to `values`
+        #expect(screen.log == [])
+        #expect(await eventually { screen.log.count == 3 })
+        #expect(screen.log == ["finished, 0 left", "finished, 0 left", "finished, 0 left"])
+    }
+
+    @Test("Observers are called in the order they joined; a value's operators join with the first")
+    func sourceAndDerivedOrder() {
+        let value = ObservableValue(1)
+        var log: [String] = []
+        let doubled = value.map { $0 * 2 }  // the first operator: joins the value now
+        let sourceToken = value.observeValues { log.append("source \($0)") }
+        let derivedToken = doubled.observeValues { log.append("derived \($0)") }
+        let tripled = value.map { $0 * 3 }  // fed by the same input as `doubled`
+        let tripledToken = tripled.observeValues { log.append("tripled \($0)") }
+        log = []
+        value.value = 2
+        #expect(log == ["derived 4", "tripled 6", "source 2"])
+        withExtendedLifetime((sourceToken, derivedToken, tripledToken)) {}
+
+        let other = ObservableValue(1)
+        var otherLog: [String] = []
+        let otherSourceToken = other.observeValues { otherLog.append("source \($0)") }
+        let negated = other.map { -$0 }  // joins after the source's observer
+        let negatedToken = negated.observeValues { otherLog.append("negated \($0)") }
+        otherLog = []
+        other.value = 2
+        #expect(otherLog == ["source 2", "negated -2"])
+        withExtendedLifetime((otherSourceToken, negatedToken)) {}
+    }
+
+    @Test("A queue that targets the main queue, and main.sync from a thread, count as the main actor")
+    func queuesThatRunOnTheMainQueue() async {
+        let value = ObservableValue(0)
+        let log = MainActorLog()
+        let token = value.observeValues { log.seen.append($0) }
+        let targeting = DispatchQueue(label: "targets main", target: .main)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            targeting.async {
+                value.value = 1
+                MainActor.assumeIsolated { log.atReturn = log.seen }
+                done.resume()
+            }
+        }
+        #expect(log.atReturn == [0, 1])
+        let atReturn = GraphLock<[Int]>([])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                DispatchQueue.main.sync {
+                    value.value = 2
+                    atReturn.withLock { $0 = MainActor.assumeIsolated { log.seen } }
+                }
+                done.resume()
+            }
+        }
+        #expect(atReturn.withLock { $0 } == [0, 1, 2])
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("A main-actor closure cancelled from inside a call the setter made is not called again")
+    func cancelInsideASetterCall() {
+        let value = ObservableValue(0)
+        var seen: [Int] = []
+        var token: SubscriptionToken?
+        token = value.observeValues { v in
+            seen.append(v)
+            if v == 1 { token?.cancel() }
+        }
+        value.value = 1
+        value.value = 2
+        #expect(seen == [0, 1])
+        #expect(token?.isCancelled == true)
     }
 
     @Test("A main-actor closure that sets its own source from inside is called again after it returns")

@@ -95,7 +95,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
             guard let sink = slot.loadObject() as? _EventSink<Value> else { continue }
             if sink._endQuietly() { continue }
             if unterminated == nil { unterminated = pipeline.withLock { $0.terminal } == nil }
-            if unterminated == true { sink.deliver(.finished, drainer: nil) }
+            if unterminated == true { sink.deliver(.finished, drainer: nil, fromDeinit: true) }
         }
     }
 
@@ -116,10 +116,12 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// `observe(on:_:)` or `observeNonisolated(_:)`).
     ///
     /// Delivery: in source order, exactly once each, the terminal event last. When the code that
-    /// delivers an event already runs on this actor (a `send` or `update` made on it) and nothing
-    /// is queued for this observer, the closure is called before that call returns. Otherwise
-    /// the event joins this observer's first-in, first-out mailbox, which one task at a time
-    /// runs on the actor. A closure that sends to its own source does not re-enter: the new
+    /// delivers an event already runs on this actor (a `send` or `update` made on it; on the
+    /// main actor, also a property setter, a nonisolated function or a derived value's pass,
+    /// recognized by the main queue), the closure is called before that call returns, after
+    /// anything queued for it. Otherwise (and for the `.finished` of a source's deinit) the event
+    /// joins this observer's first-in, first-out mailbox, which one task at a time runs on the
+    /// actor. A closure that sends to its own source does not re-enter: the new
     /// event is delivered after the current call returns.
     ///
     /// Ownership: the observation holds `isolation` weakly (the main actor, which lives as long

@@ -176,6 +176,12 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     /// A values-only closure: a terminal event calls nothing of it, only closes the observation,
     /// so a source's deinit may close it directly (see `_endQuietly()`).
     @usableFromInline let _valuesOnly: Bool
+    /// A main-actor closure whose observation was made on the main queue: the main actor runs
+    /// there, so a delivery with no isolation made on the main queue may call it at once (see
+    /// `_MainActorCheck`). Checked where the observation is made, which always runs on the
+    /// main actor: a program whose main actor runs elsewhere (a custom main executor) gets
+    /// `false` here, and every such delivery then goes through the mailbox.
+    @usableFromInline let _mainQueueIsMainActor: Bool
     @usableFromInline let state: GraphLock<_SinkState<Value>>
     /// A nonisolated sink's call gate (`_CallGate<Value>`, where the OS has atomics): its calls
     /// and `close()` meet on one atomic word instead of two critical sections per call. `nil`
@@ -216,19 +222,24 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
             _actorPin = nil
             isNonisolated = true
             queue = nil
+            _mainQueueIsMainActor = false
         case .queue(let queue):
             actorIdentity = nil
             _actorPin = nil
             isNonisolated = false
             self.queue = queue
+            _mainQueueIsMainActor = false
         case .actor(let actor):
             let identity = ObjectIdentifier(actor)
             actorIdentity = identity
             // The main actor lives as long as the process: it needs no pin (see `_actorPin`).
-            _actorPin = identity == ObjectIdentifier(MainActor.shared) ? nil : actor
+            let onMain = identity == _MainActorCheck.mainActor
+            _actorPin = onMain ? nil : actor
             isNonisolated = false
             queue = nil
             isolation = actor
+            // Made on `actor` (an `isolated` parameter brought it here).
+            _mainQueueIsMainActor = onMain && _MainActorCheck.isCurrent()
         }
         if directCall != nil {
             _gate = nil
@@ -263,8 +274,13 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
 
     /// Delivers `event`: now, on the sink's queue, or on its actor. `drainer` is the identity of
     /// the isolation of the code delivering (the actor it runs on, `nil` when nonisolated).
+    /// `fromDeinit`: a source's deinit delivers, wherever its last reference went (inside a
+    /// mutation of the app's state, say), so a main-actor closure is never called from there,
+    /// only queued (see `_deliverLater(_:mayCallNow:)`).
     @inlinable
-    func deliver(_ event: GraphEvent<Value>, drainer: ObjectIdentifier?, thread: UInt = 0) {
+    func deliver(
+        _ event: GraphEvent<Value>, drainer: ObjectIdentifier?, thread: UInt = 0, fromDeinit: Bool = false
+    ) {
         if let direct = _direct {
             direct(event)
             return
@@ -278,20 +294,20 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
             _deliverOnActor(event)
             return
         }
-        _deliverLater(event, drainer: drainer)
+        _deliverLater(event, mayCallNow: drainer == nil && !fromDeinit)
     }
 
     /// `deliver(_:drainer:thread:)` from another thread or actor to an actor's closure (into its
     /// mailbox), or to a queue's. Out of line: starting a task takes a large frame, which the
     /// synchronous paths above do not pay.
     ///
-    /// A nonisolated delivery (`drainer` is `nil`) made on the main actor, to a closure that
-    /// lives there, calls it now, as a delivery made with the main actor's isolation does: the
-    /// kit checks the main queue (see `_MainActorCheck`).
+    /// A delivery with no isolation (`mayCallNow`: not from a source's deinit) made on the main
+    /// queue, to a main-actor closure, calls it now, as a delivery made with the main actor's
+    /// isolation does (see `_mainQueueIsMainActor` and `_MainActorCheck`).
     @inlinable @inline(never)
-    func _deliverLater(_ event: GraphEvent<Value>, drainer: ObjectIdentifier?) {
-        if let actorIdentity {
-            if drainer == nil, actorIdentity == _MainActorCheck.mainActor, _MainActorCheck.isCurrent() {
+    func _deliverLater(_ event: GraphEvent<Value>, mayCallNow: Bool) {
+        if actorIdentity != nil {
+            if mayCallNow, _mainQueueIsMainActor, _MainActorCheck.isCurrent() {
                 _deliverOnActor(event)
                 return
             }
