@@ -307,15 +307,17 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     @inlinable @inline(never)
     func _deliverLater(_ event: GraphEvent<Value>, mayCallNow: Bool) {
         if actorIdentity != nil {
-            if mayCallNow, _mainQueueIsMainActor, _MainActorCheck.isCurrent() {
-                _deliverOnActor(event)
-                return
-            }
+            // Whether this runs on the main actor is asked (about 10 ns; no user code, so under
+            // the lock, which no run of the mailbox is waiting for then) only when the answer
+            // matters: while the mailbox is being run, the event joins it either way (on the
+            // main queue, this is a call from inside that run), as during a burst from a thread.
+            let askMainActor = mayCallNow && _mainQueueIsMainActor
             // From another thread or actor: into the mailbox. The actor itself is copied out of
             // the state (a reference count, an atomic on an object the actor's thread also
             // uses) only when a task must be started.
             let scheduling = state.withLock { state -> _Scheduling in
                 guard state.handler != nil else { return .nothing }
+                if askMainActor, !state.running, _MainActorCheck.isCurrent() { return .callNow }
                 state.mailbox.append(event)
                 // A fast call running on the actor runs the mailbox when it ends.
                 if _markSlow() { return .nothing }
@@ -332,6 +334,7 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
             }
             switch scheduling {
             case .nothing: break
+            case .callNow: _deliverOnActor(event)  // which decides again under the lock
             case .task(let actor): Task { await self._runMailboxTask(isolation: actor) }
             case .ended(let handler, let dropped):
                 withExtendedLifetime((handler, dropped)) {}  // released with no lock held
@@ -376,6 +379,9 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     @usableFromInline
     enum _Scheduling {
         case nothing
+        /// This runs on the main actor, where the closure lives, and no mailbox run is under
+        /// way: call it now (see `_deliverLater(_:mayCallNow:)`).
+        case callNow
         /// Starts a task on the actor to run the mailbox.
         case task(any Actor)
         /// The actor is gone: what the sink let go of, to release with no lock held.
