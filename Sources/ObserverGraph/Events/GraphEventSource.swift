@@ -119,7 +119,9 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// delivers an event already runs on this actor (a `send` or `update` made on it; on the
     /// main actor, also a property setter, a nonisolated function or a derived value's pass,
     /// recognized by the main queue), the closure is called before that call returns, after
-    /// anything queued for it. Otherwise (and for the `.finished` of a source's deinit) the event
+    /// anything queued for it, unless another thread is delivering this source's events right
+    /// then (the change is queued for that thread, whose delivery reaches this closure through
+    /// its mailbox). Otherwise (and for the `.finished` of a source's deinit) the event
     /// joins this observer's first-in, first-out mailbox, which one task at a time runs on the
     /// actor. A closure that sends to its own source does not re-enter: the new
     /// event is delivered after the current call returns.

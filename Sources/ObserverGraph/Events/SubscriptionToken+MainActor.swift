@@ -17,7 +17,9 @@ import Dispatch
 /// and on no other queue (about 9 ns off the main queue, 20 ns on it, measured on Linux). On
 /// Apple platforms, the main thread drains the main queue only, so `pthread_main_np` answers
 /// first. An answer of `false` on the main actor (main-actor code inside
-/// `DispatchQueue.global().sync { }`, on Linux) only leaves the call to the actor's next turn.
+/// `DispatchQueue.global().sync { }`, on Linux) only leaves calls to the actor's next turn: for
+/// that delivery, or, asked where an observation is made, for every delivery with no isolation
+/// to it.
 ///
 /// A program whose main actor does not run on the main queue (a custom main executor) would
 /// make `true` wrong: each main-actor observation checks this where it is made, which always

@@ -142,8 +142,9 @@ class _SubscriptionTarget: @unchecked Sendable {
 /// - nonisolated: on the delivering thread; `cancel()` waits for calls running elsewhere;
 /// - on a `DispatchQueue`: asynchronously, in order when the queue is serial;
 /// - on an actor: through a first-in, first-out mailbox drained on the actor, by at most one
-///   task at a time; synchronously when the delivering code already runs on that actor and
-///   nothing is queued before it. Calls happen only on the actor, so `cancel()` never waits.
+///   task at a time; synchronously, after what is queued, when the delivering code already
+///   runs on that actor (for the main actor, also code with no isolation on the main queue).
+///   Calls happen only on the actor, so `cancel()` never waits.
 @usableFromInline
 final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @unchecked Sendable {
     /// The closure. For an actor sink it is the actor-isolated closure the user wrote, called
@@ -180,7 +181,8 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     /// there, so a delivery with no isolation made on the main queue may call it at once (see
     /// `_MainActorCheck`). Checked where the observation is made, which always runs on the
     /// main actor: a program whose main actor runs elsewhere (a custom main executor) gets
-    /// `false` here, and every such delivery then goes through the mailbox.
+    /// `false` here, and every such delivery then goes through the mailbox. (Not covered: such a
+    /// program observing from inside `DispatchQueue.main.sync { }` would get `true`.)
     @usableFromInline let _mainQueueIsMainActor: Bool
     @usableFromInline let state: GraphLock<_SinkState<Value>>
     /// A nonisolated sink's call gate (`_CallGate<Value>`, where the OS has atomics): its calls
@@ -307,10 +309,10 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     @inlinable @inline(never)
     func _deliverLater(_ event: GraphEvent<Value>, mayCallNow: Bool) {
         if actorIdentity != nil {
-            // Whether this runs on the main actor is asked (about 10 ns; no user code, so under
-            // the lock, which no run of the mailbox is waiting for then) only when the answer
-            // matters: while the mailbox is being run, the event joins it either way (on the
-            // main queue, this is a call from inside that run), as during a burst from a thread.
+            // Whether this runs on the main actor is asked (about 10 ns, no user code: under the
+            // lock, held that much longer) only when the answer matters: while the mailbox is
+            // being run, the event joins it either way (on the main queue, this is a call from
+            // inside that run), as during a burst from a thread.
             let askMainActor = mayCallNow && _mainQueueIsMainActor
             // From another thread or actor: into the mailbox. The actor itself is copied out of
             // the state (a reference count, an atomic on an object the actor's thread also
@@ -374,7 +376,7 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
         deliver(event, drainer: drainer, thread: thread)
     }
 
-    /// What a delivery from elsewhere does after queueing an event for the actor (see
+    /// What a delivery to an actor's closure does once it has left the sink's lock (see
     /// `_deliverLater`).
     @usableFromInline
     enum _Scheduling {
