@@ -30,6 +30,22 @@ final class MainCreditsViewModel: GraphObserver, @MainActor CreditsMessages {
     }
 }
 
+/// A message for the relay test: a main-actor observer that may post again from its handler.
+protocol RelayMessages {
+    func relayed(_ message: String)
+}
+
+@MainActor
+final class RelayObserver: GraphObserver, @MainActor RelayMessages {
+    var log: [String] = []
+    var onMessage: ((String) -> Void)?
+
+    func relayed(_ message: String) {
+        log.append(message)
+        onMessage?(message)
+    }
+}
+
 /// A view model that observes a value with a plain closure: the shortest form the README shows.
 @MainActor
 final class CreditsTextViewModel {
@@ -152,6 +168,31 @@ struct ActorDeliveryTests {
         let direct = wallet.post(as: (any CreditsMessages).self) { $0.creditsChanged(to: -1, from: 0) }
         #expect(direct == GraphPostResult(delivered: 1))
         #expect(viewModel.received[0].last == -1)
+    }
+
+    @Test("A post made on an actor while that actor runs posts queued for it goes behind them")
+    @MainActor
+    func postFromInsideTheActorsQueuedPosts() async {
+        // A thread posts "1": queued for the main actor, for both observers. While it runs
+        // there, the first observer's handler posts "2" on the main actor: "1" must still reach
+        // the second observer before "2" does (each posting thread's posts arrive in order).
+        let wallet = ActorWallet()
+        let first = RelayObserver()
+        let second = RelayObserver()
+        wallet.addObserver(first)
+        wallet.addObserver(second)
+        var inner: [GraphPostResult] = []
+        first.onMessage = { message in
+            guard message == "1" else { return }
+            inner.append(wallet.post(as: (any RelayMessages).self) { $0.relayed("2") })
+        }
+        await onBackgroundThreads(1) { _ in
+            _ = wallet.post(as: (any RelayMessages).self) { $0.relayed("1") }
+        }
+        #expect(await eventually { second.log.count == 2 })
+        #expect(first.log == ["1", "2"])
+        #expect(second.log == ["1", "2"])
+        #expect(inner == [GraphPostResult(enqueued: 2)])
     }
 
     @Test("Observers of one actor, of none and of another: each post reaches each where it was added")

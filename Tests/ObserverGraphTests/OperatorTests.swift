@@ -82,6 +82,16 @@ struct OperatorTests {
         #expect(tens.values == [10, 20, 31])
     }
 
+    @Test("removeDuplicates(by:) compares with the last value passed on, not the last value seen")
+    func removeDuplicatesByComparesWithTheLastPassedOn() {
+        // "Closer than 5" is not transitive: 3, 6, 9, 12 are each close to the one before, but
+        // 6 is not close to 0, nor 12 to 6.
+        let x = ObservableValue(0)
+        let recorder = OperatorRecorder(x.removeDuplicates { abs($0 - $1) < 5 })
+        for value in [3, 6, 9, 12] { x.value = value }
+        #expect(recorder.values == [0, 6, 12])
+    }
+
     @Test("Chains compose: operators on a derived value")
     func chains() {
         let x = ObservableValue(0)

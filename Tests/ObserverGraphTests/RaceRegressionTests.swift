@@ -6,6 +6,41 @@ import Testing
 
 @Suite("Races: propagation across merges, released operators, the call gate", .timeLimit(.minutes(3)))
 struct RaceRegressionTests {
+    /// Each round, two threads released together terminate one channel, one with `finish()`,
+    /// the other with `fail(_:)`: the check for a terminal event and its recording must be one
+    /// critical section, or both calls can succeed and the second overwrite the first.
+    @Test("Two threads terminating one channel at once: one wins, and its event is the only terminal one")
+    func racingTerminations() {
+        let rounds = 2_000
+        let channels = (0..<rounds).map { _ in EventChannel<Int>() }
+        let recorders = (0..<rounds).map { _ in Recorder<Int>() }
+        let tokens = zip(channels, recorders).map { $0.observeNonisolated($1.record) }
+        let wins = GraphLock([[Bool]](repeating: [false, false], count: rounds))
+        let arrived = GraphLock(0)
+        race(threads: 2) { thread in
+            for round in 0..<rounds {
+                // Both threads reach the call within a few instructions of each other.
+                arrived.withLock { $0 += 1 }
+                while arrived.withLock({ $0 }) < 2 * (round + 1) {}
+                let won = thread == 0 ? channels[round].finish() : channels[round].fail(Boom(code: round))
+                wins.withLock { $0[round][thread] = won }
+            }
+        }
+        var wrong: [String] = []
+        for round in 0..<rounds {
+            let won = wins.withLock { $0[round] }
+            let terminal: GraphEvent<Int> = won[0] ? .finished : .failed(Boom(code: round))
+            if won.filter({ $0 }).count != 1 || channels[round].terminalEvent != terminal
+                || recorders[round].events != [terminal]
+            {
+                wrong.append("round \(round): won \(won), \(recorders[round].events)")
+            }
+        }
+        #expect(wrong.count == 0)
+        #expect(Array(wrong.prefix(3)) == [])
+        withExtendedLifetime(tokens) {}
+    }
+
     /// `a` and `c` are one graph (joined by `merge`), `b` another. A set of `a` is held inside
     /// `m` on a background thread; the test joins `m` with `b`, then sets `c` (queued behind the
     /// held pass, which began first). The join starts from the held change, when its pass ends,
