@@ -15,7 +15,8 @@ public struct BatchUpdateViolation: Error, Equatable, Sendable, CustomStringConv
         /// An index after the batch inserted or moved to twice.
         case newIndexUsedTwice
         /// The number of items after the batch is not the number before, minus deletes, plus
-        /// inserts (and per section, minus moves out, plus moves in).
+        /// inserts (and per section, minus moves out, plus moves in); or a count given is
+        /// negative.
         case countMismatch
         /// Reloads in the same batch as moves (UIKit may animate them wrongly or raise).
         case reloadWithMove
@@ -60,7 +61,7 @@ public struct BatchUpdateViolation: Error, Equatable, Sendable, CustomStringConv
 public enum BatchUpdateValidator {
     /// Checks one batch of a single section: `changeset` applied to `oldCount` items gives
     /// `newCount` items. Deletes, reloads (`updates`) and move sources are indices before the
-    /// batch; inserts and move targets, after it.
+    /// batch; inserts and move targets, after it. A negative count is a `countMismatch`.
     ///
     /// Thread safety: pure. Callbacks: none.
     /// - Throws: the first `BatchUpdateViolation` found (with `stage`).
@@ -70,6 +71,9 @@ public enum BatchUpdateValidator {
     {
         func fail(_ rule: BatchUpdateViolation.Rule, _ detail: String) -> BatchUpdateViolation {
             BatchUpdateViolation(stage: stage, rule: rule, detail: detail)
+        }
+        guard oldCount >= 0 && newCount >= 0 else {
+            throw fail(.countMismatch, "a negative count: \(oldCount) items before, \(newCount) after")
         }
         if !changeset.updates.isEmpty && !changeset.moves.isEmpty {
             throw fail(

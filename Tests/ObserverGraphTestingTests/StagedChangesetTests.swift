@@ -164,6 +164,8 @@ struct StagedChangesetTests {
         #expect(rule(ArrayChangeset(deletes: [0]), 2, 2) == .countMismatch)
         #expect(rule(ArrayChangeset(updates: [0], moves: [.init(from: 1, to: 0)]), 2, 2) == .reloadWithMove)
         #expect(rule(ArrayChangeset(moves: [.init(from: 1, to: 0)]), 2, 2) == nil)
+        #expect(rule(ArrayChangeset(), -1, -1) == .countMismatch)  // no view has -1 items
+        #expect(rule(ArrayChangeset(), 0, 0) == nil)
         // A changed survivor that is not reloaded leaves stale content on screen.
         let stale = StagedChangeset(stages: [ArrayChange(array: [1, 5], changeset: ArrayChangeset())])
         #expect(

@@ -121,6 +121,30 @@ struct TestClockTests {
         #expect(log.all.isEmpty)
     }
 
+    @Test("delay: values due at the same instant leave in passes of their own; a join below sees each")
+    func delaySendsEachDueValueInItsOwnPass() async {
+        guard #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) else { return }
+        let clock = TestClock()
+        let channel = EventChannel<Int>()
+        let delayed = channel.delay(for: .seconds(1), clock: clock)
+        let log = Log()
+        let tokens = [
+            delayed.combineLatest(ObservableValue(0)).observeValuesNonisolated {
+                log.append("\($0.0),\($0.1)")
+            },
+            delayed.map { $0 }.combineLatest(delayed.scan(0, +)).observeValuesNonisolated {
+                log.append("sum \($0.0),\($0.1)")
+            },
+        ]
+        channel.send(1)
+        channel.send(2)
+        channel.finish()
+        await clock.advance(by: .seconds(1))
+        #expect(log.all == ["1,0", "sum 1,1", "2,0", "sum 2,3"])
+        #expect(delayed.terminalEvent == .finished)
+        withExtendedLifetime(tokens) {}
+    }
+
     @Test("The README example prints what it says")
     func readmeExample() async {
         guard #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) else { return }

@@ -87,6 +87,24 @@ struct ObservableArrayTests {
         withExtendedLifetime(token) {}
     }
 
+    @Test("reload(with:) delivers a reload, except an empty array reloaded with nothing: no event")
+    func reloadOfNothingWithNothing() {
+        let numbers = ObservableArray<Int>()
+        let log = ChangeLog<Int>()
+        let token = numbers.observeValuesNonisolated(log.record)
+        #expect(log.changesets.count == 1)  // what it starts from
+        #expect(numbers.reload(with: []))
+        #expect(log.changesets.count == 1)
+        #expect(numbers.reload(with: [7]))
+        #expect(log.last == .reload(oldCount: 0, newCount: 1))
+        #expect(numbers.reload(with: []))
+        #expect(log.last == .reload(oldCount: 1, newCount: 0))
+        #expect(numbers.reload(with: []))
+        #expect(log.changesets.count == 3)
+        #expect(numbers.array == [])
+        withExtendedLifetime(token) {}
+    }
+
     @Test("Mapped names → lengths: appending Tony delivers inserts [2] downstream too")
     func mappedArray() {
         let names = ObservableArray(["Steve", "Tim"])

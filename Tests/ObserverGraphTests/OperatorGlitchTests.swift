@@ -58,6 +58,44 @@ struct OperatorGlitchTests {
         #expect(merged.values == [10, 100, 20, 200])
     }
 
+    @Test(
+        "merge passes on one change's values in rank order, whatever order its inputs were made or listed in")
+    func mergeInRankOrder() {
+        let x = ObservableValue(1)
+        // Each merge starts from its inputs' values in rank order (1, then 101). The map's edge
+        // from `x` is made before the merge's: the order edges were made in must not decide.
+        let shallowFirst = OperatorRecorder(x.merge(x.map { $0 + 100 }))
+        let deepFirst = OperatorRecorder(x.map { $0 + 100 }.merge(x))
+        let twoDepths = x.map { $0 }.map { $0 + 100 }.merge(x.map { $0 })
+        let twoDepthsRecorder = OperatorRecorder(twoDepths)
+        let joined = x.merge(x.map { $0 + 100 }).combineLatest(ObservableValue(0)).map { "\($0.0),\($0.1)" }
+        let joinedRecorder = OperatorRecorder(joined)
+        x.value = 2
+        #expect(shallowFirst.values == [101, 2, 102])
+        #expect(deepFirst.values == [101, 2, 102])
+        #expect(twoDepthsRecorder.values == [101, 2, 102])
+        #expect(twoDepths.value == 102)
+        // The merge's value after each change is its deepest input's, from the start.
+        #expect(joinedRecorder.values == ["101,0", "102,0"])
+    }
+
+    @Test("merge: inputs of equal rank in the order listed; a finish only from the last input")
+    func mergeEqualRanksAndFinish() {
+        let x = ObservableValue(1)
+        let a = x.map { $0 * 10 }
+        let b = x.map { $0 * 100 }
+        let merged = OperatorRecorder(b.merge(a))
+        x.value = 2
+        #expect(merged.values == [10, 200, 20])
+        let y = ObservableValue(5)
+        let two = OperatorRecorder(x.merge(y))
+        x.finish()
+        #expect(two.events == [.value(5)])
+        y.value = 6
+        y.finish()
+        #expect(two.events == [.value(5), .value(6), .finished])
+    }
+
     @Test("100-node random DAGs (seeded) match a reference recomputation after every set")
     func randomDAGs() {
         for seed in [1, 2, 3] as [UInt64] {

@@ -61,7 +61,7 @@ struct OperatorTests {
         let evens = OperatorRecorder(x.filter { $0 % 2 == 0 })
         let distinct = OperatorRecorder(x.removeDuplicates())
         let sums = OperatorRecorder(x.scan(0) { $0 + $1 })
-        let started = x.prepend(-1, 0)
+        let started = x.prepend(0)
         #expect(started.value == 0)
         let prepended = OperatorRecorder(started)
         for value in [1, 1, 2, 2, 3] { x.send(value) }

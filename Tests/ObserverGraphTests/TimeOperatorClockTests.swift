@@ -20,6 +20,21 @@ struct TimeOperatorClockTests {
         #expect(delayed.terminalEvent?.isTerminal == true)
     }
 
+    @Test("delay on ContinuousClock into combineLatest: each value sent at once still reaches the join")
+    func delayIntoAJoinKeepsEveryValue() async throws {
+        guard #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) else { return }
+        let channel = EventChannel<Int>()
+        let label = ObservableValue("y")
+        let joined = channel.delay(for: .milliseconds(5), clock: ContinuousClock()).combineLatest(label)
+        let stream = joined.map { $0.0 }.values()
+        for value in 1...20 { channel.send(value) }
+        channel.finish()
+        label.finish()
+        var received: [Int] = []
+        for try await value in stream { received.append(value) }
+        #expect(received == Array(1...20))
+    }
+
     @Test("debounce on ContinuousClock passes the last value of the source before it finishes")
     func debounceEndsWithLastValue() async throws {
         guard #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) else { return }

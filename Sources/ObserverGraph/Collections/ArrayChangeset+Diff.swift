@@ -3,8 +3,9 @@
 // Algorithm (a hybrid): after trimming the common prefix and suffix, Myers' O((N+M)·D) algorithm
 // looks for a shortest script of deletes and inserts, but only while D (deletes plus inserts)
 // stays small enough that it costs less than hashing every element: for hashable elements, up
-// to 2√(N+M) (at least 128); from step 128 on, a search whose progress shows that it needs more
-// gives up at once. When D is larger, hashable elements are matched in linear time instead, in
+// to 2√(N+M) (at least 128) and 8 comparisons per element; from step 128 on, a search whose
+// progress predicts that it needs more gives up at once (a prediction that assumes the edits
+// spread evenly: edits bunched in one part can make it give up below the limit). When D is larger, hashable elements are matched in linear time instead, in
 // the manner of Heckel's algorithm: each new element takes the first unused old element with the
 // same key (for distinct elements this is the only matching, so deletes and inserts are exactly
 // the elements present on one side only). Either way, deleted and inserted elements that are
@@ -14,7 +15,10 @@
 
 extension ArrayChangeset {
     /// Above this many deletes plus inserts, diffing `Equatable`-only elements stops looking for
-    /// the shortest script (and reloads).
+    /// the shortest script (and reloads). Below it, deleted and inserted elements that are equal
+    /// are paired into moves while deletes times inserts is at most 262,144 (512 × 512: the
+    /// pairing compares each deleted element with each inserted one); past that, they stay
+    /// deletes and inserts.
     public static let maximumMinimalEdits = 2_048
 
     /// The changeset that turns `old` into `new`, with the fewest deletes and inserts, and with
@@ -23,8 +27,8 @@ extension ArrayChangeset {
     ///     ArrayChangeset.diff(from: [1, 2, 3], to: [0, 1, 3, 4])   // deletes [1], inserts [0, 3]
     ///
     /// Thread safety: pure. Callbacks: `==` of `Element`.
-    /// - Complexity: O((N + M)·D) time and O(D²) memory, D = deletes + inserts; see
-    ///   `maximumMinimalEdits` for large D.
+    /// - Complexity: O((N + M)·D) time and O(D²) memory, D = deletes + inserts, plus
+    ///   O(deletes × inserts) to pair moves; see `maximumMinimalEdits` for large D.
     @inlinable
     public static func diff<Element: Equatable>(from old: [Element], to new: [Element]) -> ArrayChangeset {
         let matches = ArrayDiff.matches(old.count, new.count, limit: maximumMinimalEdits) {
@@ -40,10 +44,18 @@ extension ArrayChangeset {
     /// deletes and inserts while few changed (Myers), else a linear matching of equal elements
     /// (exactly the fewest for distinct elements); moves are the fewest for the matching.
     ///
+    /// Myers gives way to the matching when D would pass 2√(N + M) (at least 128), when its
+    /// progress after 128 steps predicts that (edits bunched in one part of the arrays can hand
+    /// over below it), or after about 8 comparisons per element (many equal elements). The
+    /// matching pairs each new element with the first unused equal old element: with repeated
+    /// elements it can report moves that a shortest script would not have (a few deletes from
+    /// `[0, 1, 2, 0, 1, 2, …]` can come with many moves). Distinct elements, or elements matched
+    /// by identity (`diff(from:to:identifiedBy:)`), do not have this.
+    ///
     /// Thread safety: pure. Callbacks: `==` and `hash(into:)` of `Element`.
-    /// - Complexity: O(N + M + D²) time and memory while D ≤ 2√(N + M) (and D ≤ 128 always
-    ///   qualifies), else O(N + M) expected time (hashing); plus O(K log K) for the K elements
-    ///   that change place; O(N + M) memory besides.
+    /// - Complexity: O(N + M + D²) time and memory while Myers runs (see above), else O(N + M)
+    ///   expected time (hashing); plus O(K log K) for the K elements that change place;
+    ///   O(N + M) memory besides.
     @inlinable
     public static func diff<Element: Hashable>(from old: [Element], to new: [Element]) -> ArrayChangeset {
         fromOrigins(ArrayDiff.hashedOrigins(old, new), oldCount: old.count, updated: nil)

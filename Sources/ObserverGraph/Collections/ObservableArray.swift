@@ -204,10 +204,11 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     }
 
     /// Replaces the whole content with a reload: every old index deleted, every new one
-    /// inserted, whatever the elements. Never diffs; use `replace(with:)` for a diff.
+    /// inserted, whatever the elements. Never diffs; use `replace(with:)` for a diff. An empty
+    /// array reloaded with no elements delivers nothing (nothing changed).
     ///
     /// Thread safety: safe from any thread.
-    /// Callbacks: observers' handlers.
+    /// Callbacks: observers' handlers (none when nothing changed).
     /// - Returns: `false` if the array has terminated.
     /// - Complexity: O(old + new) plus the delivery.
     @discardableResult

@@ -81,6 +81,8 @@ public class ReadOnlyObservableArray<Element: Sendable>: GraphEventSource<ArrayC
         let outcome = _mutateCurrent(isolation: isolation) {
             change, version -> (changed: Bool, result: ([Element], UInt64)) in
             let removed = change.array
+            // Empty to empty: nothing changed, nothing to deliver (as for a `replace`).
+            if removed.isEmpty && elements.isEmpty { return (false, ([], version)) }
             change.changeset = .reload(oldCount: removed.count, newCount: elements.count)
             change.array = elements
             return (true, (removed, version &+ 1))

@@ -77,31 +77,69 @@ extension ObservableSource {
     }
 
     /// The values of this source and of `others`, interleaved as they arrive (Combine's and
-    /// RxSwift's `merge`). When one change reaches several inputs, the result passes on each
-    /// input's value, in the order of the inputs' ranks. It finishes when every input has
-    /// finished, and fails when any fails. Built while its inputs propagate, it starts as
-    /// `combineLatest(_:)` does: after the running pass, with each input's current value.
+    /// RxSwift's `merge`). When one change reaches several inputs (they derive from one source),
+    /// the result passes on each input's events once every input has them, in the order of the
+    /// inputs' ranks (an input closer to the source first), inputs of equal rank in the order
+    /// they are listed; so its `value` after the change is the last of them, however the graph
+    /// was built. It finishes when every input has finished, and fails when any fails. Built
+    /// while its inputs propagate, it starts as `combineLatest(_:)` does: after the running
+    /// pass, with each input's current value, in that order.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
-    /// - Complexity: O(1) per input event.
+    /// - Complexity: O(1) per input event, plus O(k) per propagation pass that reaches it, for
+    ///   k inputs.
     public func merge<Other: ObservableSource>(_ others: Other...) -> DerivedValue<Value>
     where Other.Value == Value {
         let parents = [_operatorNodeForNewEdge()] + others.map { $0._operatorNodeForNewEdge() }
-        let open = _OperatorCell(parents.count)
+        // The order a pass hands on the inputs' events: by rank, then as listed.
+        let order = parents.indices.sorted { (parents[$0].rank, $0) < (parents[$1].rank, $1) }
+        let state = _OperatorCell(_MergeState<Value>(inputs: parents.count))
         return DerivedValue(
             joining: "merge", upstreams: [self] + others, inputs: parents,
             replays: parents.allSatisfy(\.replays)
         ) { node, pass in
-            for parent in parents {
-                parent.attach(node, in: pass) { node, event, pass in
-                    if case .finished = event {
-                        open.value -= 1
-                        if open.value > 0 { return }
+            for input in order {
+                parents[input].attach(node, in: pass) { node, event, pass in
+                    guard let pass else { return state.value.pass(event, node, nil) }
+                    state.value.pending[input].append(event)
+                    // Made once per node, by the thread running passes (the only one that marks it).
+                    if node.markedWork == nil {
+                        node.markedWork = { node, pass in
+                            for input in order {
+                                guard !state.value.pending[input].isEmpty else { continue }
+                                let events = state.value.pending[input]
+                                state.value.pending[input] = []
+                                for event in events { state.value.pass(event, node, pass) }
+                            }
+                        }
                     }
-                    node.emit(event, pass)
+                    pass.mark(node)
                 }
             }
         }
+    }
+}
+
+/// What a `merge` node keeps: the events each input sent in the running pass, handed on when
+/// the node runs (see `merge(_:)`), and how many inputs have not finished.
+@usableFromInline
+struct _MergeState<Value: Sendable> {
+    @usableFromInline var pending: [[GraphEvent<Value>]]
+    @usableFromInline var open: Int
+
+    @usableFromInline init(inputs: Int) {
+        pending = Array(repeating: [], count: inputs)
+        open = inputs
+    }
+
+    /// Hands `event` on: a `.finished` only from the last input to finish.
+    @usableFromInline
+    mutating func pass(_ event: GraphEvent<Value>, _ node: _OperatorNode<Value>, _ pass: _Pass?) {
+        if case .finished = event {
+            open -= 1
+            if open > 0 { return }
+        }
+        node.emit(event, pass)
     }
 }
 

@@ -119,8 +119,10 @@ extension ObservableSource {
     }
 
     /// Every value `interval` later, in order (Combine's `delay(for:scheduler:)`, RxSwift's
-    /// `delay`). Finishing is delayed too: the values still waiting pass at their times, then
-    /// the result finishes. A failure passes at once and drops them.
+    /// `delay`), each in a propagation pass of its own, also when several come due at once (sent
+    /// in one instant, or a clock that woke late): a `combineLatest` below sees every one.
+    /// Finishing is delayed too: the values still waiting pass at their times, then the result
+    /// finishes. A failure passes at once and drops them.
     ///
     ///     let saved = edits.delay(for: .seconds(2), clock: ContinuousClock())
     ///
@@ -133,17 +135,10 @@ extension ObservableSource {
         @Sendable func scheduleHead(_ node: _OperatorNode<Value>) {
             guard let head = queue.value.first else { return }
             timer.schedule(at: head.deadline, for: node) { node, pass in
-                // The head is due; so is every event due by now (a clock may wake late).
-                let now = timer.clock.now
-                var due = queue.value.removeFirst()
-                while let event = due {
-                    node.emit(event, pass)
-                    if let next = queue.value.first, next.deadline <= now {
-                        due = queue.value.removeFirst()
-                    } else {
-                        due = nil
-                    }
-                }
+                // The head only: each event leaves in a pass of its own, so a join below sees
+                // every one. The next gets its own timer, which wakes at once when it is due
+                // already (sent in the same instant, or a clock that woke late).
+                if let event = queue.value.removeFirst() { node.emit(event, pass) }
                 scheduleHead(node)
             }
         }

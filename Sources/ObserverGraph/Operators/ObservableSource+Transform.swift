@@ -116,14 +116,35 @@ extension ObservableSource {
         }
     }
 
-    /// `values` first, then this source's values (Combine's `prepend`, RxSwift's `startWith`).
-    /// The result is a value: it replays its latest value to new observers, so `taps.prepend(0)`
-    /// holds 0 until the first tap. On a value source, the source's current value, which comes
-    /// right after `values`, is what it starts with.
+    /// `value` first, then this source's values (Combine's `prepend`, RxSwift's `startWith`).
+    /// The result is a value that starts as `value` and replays its latest value to new
+    /// observers, so `taps.prepend(0)` holds 0 until the first tap. On a value source, the
+    /// source's current value comes right after `value`, so the result starts with the source's
+    /// value. Unlike Combine's `prepend`, which sends its values to each subscriber as it
+    /// subscribes, the result is one value shared by every observer: one starting value.
+    ///
+    /// Thread safety: safe from any thread. Callbacks: none of its own.
+    /// - Complexity: O(1) to build; O(1) per event.
+    public func prepend(_ value: Value) -> DerivedValue<Value> {
+        _prepend([value])
+    }
+
+    /// The last of `values` first, then this source's values: see `prepend(_:)` with one value.
+    /// The values before the last one are passed on while the result is built, before anything
+    /// can observe it, so nothing ever sees them.
     ///
     /// Thread safety: safe from any thread. Callbacks: none of its own.
     /// - Complexity: O(values) to build; O(1) per event.
+    @available(
+        *, deprecated,
+        message: "the result is one shared value: only the last value is ever seen; pass that one alone"
+    )
     public func prepend(_ values: Value...) -> DerivedValue<Value> {
+        _prepend(values)
+    }
+
+    /// `values`, then this source's values, as the result's start (see `prepend(_:)`).
+    func _prepend(_ values: [Value]) -> DerivedValue<Value> {
         let parent = _operatorNodeForNewEdge()
         return DerivedValue("prepend", upstreams: [self], inputs: [parent], replays: true) { node in
             for value in values { node.emit(.value(value), nil) }
