@@ -6,7 +6,8 @@ extension BatchUpdateValidator {
     /// item deletes, reloads and move sources at valid paths before the batch, item inserts and
     /// move targets at valid paths after it, no path twice; no item change in a section that
     /// the same batch deletes, inserts, moves or reloads; no reload next to a move; and every
-    /// section that stays has the number of items its changes give.
+    /// section that stays has the number of items its changes give. A negative item count is a
+    /// `countMismatch`.
     ///
     /// Thread safety: pure. Callbacks: none.
     /// - Throws: the first `BatchUpdateViolation` found (with `stage`).
@@ -16,6 +17,16 @@ extension BatchUpdateValidator {
     ) throws(BatchUpdateViolation) {
         func fail(_ rule: BatchUpdateViolation.Rule, _ detail: String) -> BatchUpdateViolation {
             BatchUpdateViolation(stage: stage, rule: rule, detail: detail)
+        }
+        if let section = oldItemCounts.firstIndex(where: { $0 < 0 }) {
+            throw fail(
+                .countMismatch,
+                "a negative count: \(oldItemCounts[section]) items in section \(section) before")
+        }
+        if let section = newItemCounts.firstIndex(where: { $0 < 0 }) {
+            throw fail(
+                .countMismatch,
+                "a negative count: \(newItemCounts[section]) items in section \(section) after")
         }
         let sections = update.sections
         try validate(sections, oldCount: oldItemCounts.count, newCount: newItemCounts.count, stage: stage)

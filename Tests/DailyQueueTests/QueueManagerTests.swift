@@ -277,6 +277,29 @@ struct QueueManagerTests {
         #expect(titles(all) == ["B", "A", "D", "E", "C"])
         #expect(positions(all) == [1, 2, 3, 4, 5])
     }
+
+    @Test("A change to an item that is not queued and still does not qualify is saved and reported")
+    func changeOfAnItemLeftOutIsSaved() throws {
+        let store = InMemoryQueueStore()
+        let manager = try QueueManager(store: store, startDay: .tuesday)
+        let recorder = EventRecorder()
+        manager.addObserver(recorder)
+        let item = try manager.add(title: "Later", day: .friday)  // due another day: not queued
+        let before = recorder.events.count
+        try manager.setDay(item.id, .saturday)
+        #expect(try store.load()?.items.map(\.dayOfTheWeek) == [.saturday])
+        #expect(recorder.events.count == before + 1)
+    }
+
+    @Test("A day change keeps an item that still qualifies once, where it was")
+    func dayChangeKeepsAnItemThatStillQualifies() throws {
+        let rule = QueueRule(name: "everything not done") { item, _ in !item.done }
+        let manager = try QueueManager(store: InMemoryQueueStore(), rule: rule, startDay: .tuesday)
+        try manager.add(title: "Todo", done: false)
+        try manager.setCurrentDay(.wednesday)
+        #expect(titles(manager) == ["Todo"])
+        #expect(positions(manager) == [1])
+    }
 }
 
 /// A store that can be told to fail, like a disk that fills up.

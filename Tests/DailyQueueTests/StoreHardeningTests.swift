@@ -18,6 +18,46 @@ struct StoreHardeningTests: OneStoreSuite {
 
     init() throws { (folder, store) = try Self.scratch() }
 
+    /// Only a system call trace shows the syncs that make a save survive a power cut: the new
+    /// file's content reaches the disk before the rename puts it in place, and the rename itself
+    /// (the folder) after. Runs where `strace` is installed (it is on CI's machines).
+    @Test(
+        "A save syncs the new file, renames it over the store, then syncs the folder (traced)",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace")))
+    func saveSyncsBeforeAndAfterTheRename() throws {
+        #expect(try run("add", "A", "--done").status == 0)  // the store exists: this is an update
+        let trace = folder.appendingPathComponent("trace").path
+        let calls = "trace=open,openat,fsync,fdatasync,rename,renameat,renameat2"
+        let result = try run(
+            "add", "B", "--done", launcher: ["/usr/bin/strace", "-f", "-qq", "-e", calls, "-o", trace])
+        #expect(result.status == 0)
+        #expect(try titles() == ["A", "B"])
+        func label(_ path: String) -> String {
+            if path == store { return "store" }
+            if path == folder.path { return "folder" }
+            let name = (path as NSString).lastPathComponent
+            return name.hasPrefix(".queue.json.") && name.hasSuffix(".tmp") ? "temporary" : path
+        }
+        var opened: [Int: String] = [:]  // what each descriptor was last opened on
+        var steps: [String] = []
+        for line in try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n") {
+            let quoted = line.split(separator: "\"", omittingEmptySubsequences: false).enumerated()
+                .filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            guard let equals = line.range(of: "= ", options: .backwards),
+                let returned = Int(line[equals.upperBound...].prefix { !$0.isWhitespace }), returned >= 0
+            else { continue }
+            if line.contains("open"), let path = quoted.first {
+                opened[returned] = path
+            } else if let call = line.range(of: "sync(") {
+                let descriptor = Int(line[call.upperBound...].prefix { $0.isNumber }) ?? -1
+                steps.append("sync " + label(opened[descriptor] ?? "?"))
+            } else if line.contains("rename"), quoted.count >= 2 {
+                steps.append("rename " + label(quoted[0]) + " " + label(quoted[1]))
+            }
+        }
+        #expect(steps == ["sync temporary", "rename temporary store", "sync folder"])
+    }
+
     @Test("A save deletes only this store's own leftover temporary files")
     func onlyOwnTemporaryFiles() throws {
         #expect(try run("add", "A", "--done").status == 0)

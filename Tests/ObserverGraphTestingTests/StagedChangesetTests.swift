@@ -146,6 +146,15 @@ struct StagedChangesetTests {
             ])
     }
 
+    @Test("Deletes and reloads with no move make one stage, the changeset as it is")
+    func noMoveOneStage() {
+        let staged = StagedChangeset(ArrayChangeset(deletes: [0], updates: [1]), from: ["a", "b"], to: ["B"])
+        #expect(
+            staged.stages == [
+                ArrayChange(array: ["B"], changeset: ArrayChangeset(deletes: [0], updates: [1]))
+            ])
+    }
+
     @Test("The validator rejects each broken rule")
     func validatorRejects() {
         func rule(_ changeset: ArrayChangeset, _ old: Int, _ new: Int) -> BatchUpdateViolation.Rule? {

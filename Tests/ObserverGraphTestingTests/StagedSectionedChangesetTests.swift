@@ -295,6 +295,11 @@ struct StagedSectionedChangesetTests {
         #expect(
             rule(SectionedBatchUpdate(itemInserts: [ItemPath(section: 0, item: 2)]), [1], [2])
                 == .indexOutOfRange)
+        // A negative item count is refused, not trusted (a range of -1 items would trap).
+        #expect(rule(SectionedBatchUpdate(), [-1], [-1]) == .countMismatch)
+        #expect(
+            rule(SectionedBatchUpdate(itemInserts: [ItemPath(section: 0, item: 0)]), [0], [-1])
+                == .countMismatch)
         let move = SectionedBatchUpdate.ItemMove(
             from: ItemPath(section: 0, item: 0), to: ItemPath(section: 1, item: 0))
         #expect(rule(SectionedBatchUpdate(itemMoves: [move]), [1, 0], [0, 1]) == nil)

@@ -145,6 +145,26 @@ struct TestClockTests {
         withExtendedLifetime(tokens) {}
     }
 
+    @Test("Timers with the same deadline resume in the order they went to sleep")
+    func equalDeadlinesInArrivalOrder() async {
+        guard #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) else { return }
+        let clock = TestClock()
+        let log = Log()
+        let first = EventChannel<String>()
+        let second = EventChannel<String>()
+        let tokens = [
+            first.debounce(for: .seconds(1), clock: clock).observeValuesNonisolated { log.append($0) },
+            second.debounce(for: .seconds(1), clock: clock).observeValuesNonisolated { log.append($0) },
+        ]
+        first.send("a")
+        await clock.settle()
+        second.send("b")
+        await clock.settle()
+        await clock.advance(by: .seconds(1))
+        #expect(log.all == ["a", "b"])
+        withExtendedLifetime(tokens) {}
+    }
+
     @Test("The README example prints what it says")
     func readmeExample() async {
         guard #available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *) else { return }

@@ -191,6 +191,13 @@ struct GraphSnapshotTests {
         #expect(snapshot.mermaid.contains(#"n0["Observable#lt;[Item]#gt; #quot;x#quot; #35;1 #amp; \"]"#))
     }
 
+    @Test("A line break in a name: escaped in DOT, a space in Mermaid")
+    func lineBreakInAName() {
+        let snapshot = GraphSnapshot(observables: [Source("two\nlines")])
+        #expect(snapshot.mermaid == "flowchart LR\n    n0[\"two lines\"]\n")
+        #expect(snapshot.dot.contains(#"n0 [label="two\nlines", shape=box];"#))
+    }
+
     @Test("Report: dangling entries, struct observers held by value, and the objects they keep alive")
     func report() {
         let wallet = Source("wallet")

@@ -42,6 +42,38 @@ struct ObservableStateTests {
         #expect(left)
     }
 
+    @Test("Cancelling the task that iterates removes the observer while its iterator still lives")
+    func cancellingRemovesTheObserverBeforeTheIteratorGoes() async {
+        let state = ObservableState(0)
+        let values = state.values()
+        let task = Task { () -> (next: Int?, observers: Int) in
+            var iterator = values.makeAsyncIterator()
+            _ = await iterator.next()  // the current value, 0
+            let next = await iterator.next()  // nothing comes: ends when the task is cancelled
+            let observers = state.observers.count  // the iterator is alive here
+            withExtendedLifetime(iterator) {}
+            return (next, observers)
+        }
+        #expect(state.observers.count == 1)
+        task.cancel()
+        let (next, observers) = await task.value
+        #expect(next == nil)
+        #expect(observers == 0)
+    }
+
+    @Test("values(bufferingPolicy:) keeps what the policy keeps: the newest value only")
+    func bufferingNewest() async {
+        let state = ObservableState(0)
+        let values = state.values(bufferingPolicy: .bufferingNewest(1))
+        state.value = 1
+        state.value = 2
+        state.value = 3
+        state.finish()
+        var seen: [Int] = []
+        for await value in values { seen.append(value) }
+        #expect(seen == [3])
+    }
+
     @Test("On the main actor, a closure observer runs there and a set made there arrives before it returns")
     @MainActor
     func mainActorObserver() {

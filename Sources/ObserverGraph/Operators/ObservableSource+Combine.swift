@@ -100,7 +100,10 @@ extension ObservableSource {
         ) { node, pass in
             for input in order {
                 parents[input].attach(node, in: pass) { node, event, pass in
-                    guard let pass else { return state.value.pass(event, node, nil) }
+                    guard let pass else {
+                        if state.value.passesOn(event) { node.emit(event, nil) }
+                        return
+                    }
                     state.value.pending[input].append(event)
                     // Made once per node, by the thread running passes (the only one that marks it).
                     if node.markedWork == nil {
@@ -109,7 +112,11 @@ extension ObservableSource {
                                 guard !state.value.pending[input].isEmpty else { continue }
                                 let events = state.value.pending[input]
                                 state.value.pending[input] = []
-                                for event in events { state.value.pass(event, node, pass) }
+                                // Emitted outside any access to the state: what runs below
+                                // may reach this node again (a switch in the pass).
+                                for event in events where state.value.passesOn(event) {
+                                    node.emit(event, pass)
+                                }
                             }
                         }
                     }
@@ -132,14 +139,12 @@ struct _MergeState<Value: Sendable> {
         open = inputs
     }
 
-    /// Hands `event` on: a `.finished` only from the last input to finish.
+    /// Whether `event` is passed on: a `.finished` only from the last input to finish.
     @usableFromInline
-    mutating func pass(_ event: GraphEvent<Value>, _ node: _OperatorNode<Value>, _ pass: _Pass?) {
-        if case .finished = event {
-            open -= 1
-            if open > 0 { return }
-        }
-        node.emit(event, pass)
+    mutating func passesOn(_ event: GraphEvent<Value>) -> Bool {
+        guard case .finished = event else { return true }
+        open -= 1
+        return open == 0
     }
 }
 

@@ -128,18 +128,24 @@ extension ObservableSource {
     ///
     /// Thread safety: safe from any thread. Callbacks: the clock's, as in the common rules.
     /// - Complexity: O(1) amortized per event; one timer task at a time (for the earliest
-    ///   waiting event). The waiting events are kept: O(events within one interval) memory.
+    ///   waiting event; events already due when one leaves follow in the passes right after
+    ///   it, with no task). The waiting events are kept: O(events within one interval) memory.
     public func delay<C: Clock>(for interval: C.Duration, clock: C) -> DerivedValue<Value> {
         let timer = _OperatorTimer(clock: clock)
         let queue = _OperatorCell(_DelayQueue<Value, C.Instant>())
-        @Sendable func scheduleHead(_ node: _OperatorNode<Value>) {
+        @Sendable func scheduleHead(_ node: _OperatorNode<Value>, draining: Bool = false) {
             guard let head = queue.value.first else { return }
-            timer.schedule(at: head.deadline, for: node) { node, pass in
-                // The head only: each event leaves in a pass of its own, so a join below sees
-                // every one. The next gets its own timer, which wakes at once when it is due
-                // already (sent in the same instant, or a clock that woke late).
+            // The head only: each event leaves in a pass of its own, so a join below sees every
+            // one. While draining, the next one due already (sent in the same instant, or a
+            // clock that woke late) gets the pass right after this one, with no task or sleep.
+            let work: @Sendable (_OperatorNode<Value>, _Pass?) -> Void = { node, pass in
                 if let event = queue.value.removeFirst() { node.emit(event, pass) }
-                scheduleHead(node)
+                scheduleHead(node, draining: true)
+            }
+            if draining && head.deadline <= timer.clock.now {
+                timer.scheduleNext(for: node, work)
+            } else {
+                timer.schedule(at: head.deadline, for: node, work)
             }
         }
         return _deriveTimed("delay", timer) { node, event, pass in

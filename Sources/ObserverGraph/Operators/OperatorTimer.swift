@@ -87,6 +87,32 @@ final class _OperatorTimer<C: Clock>: Sendable {
         replaced?.cancel()
     }
 
+    /// Replaces the pending timer with work due already, called from the timer's own work: a
+    /// job of the node's component, run right after the pass running now (by the thread running
+    /// it), with no task and no sleep. Tracked like a timer, so a test clock waits for it.
+    func scheduleNext<Output: Sendable>(
+        for node: _OperatorNode<Output>, _ work: @escaping @Sendable (_OperatorNode<Output>, _Pass?) -> Void
+    ) {
+        let (generation, replaced) = current.withLock { slot -> (UInt64?, Task<Void, Never>?) in
+            guard !slot.closed else { return (nil, nil) }  // the node is gone: nothing runs
+            slot.generation &+= 1
+            defer { slot.task = nil }
+            return (slot.generation, slot.task)
+        }
+        replaced?.cancel()
+        guard let generation else { return }
+        tracking?._timerCreated()
+        node.domain.submit { [tracking, weak node] pass in
+            if let node {
+                node.accept(GraphEvent<Void>.value(()), pass) { node, _, pass in
+                    guard self.claim(generation) else { return }
+                    work(node, pass)
+                }
+            }
+            if let tracking { pass.whenDelivered { tracking._timerEnded() } }
+        }
+    }
+
     /// Cancels the pending timer, if any: its work will not run.
     func cancel() {
         let task = current.withLock { slot -> Task<Void, Never>? in
