@@ -91,6 +91,29 @@ struct ArrayDiffTests {
         }
     }
 
+    @Test("Deletes from many repeated elements, bunched so that Myers hands over: deletes alone, no moves")
+    func deletesAmongRepeatedElements() throws {
+        // 150 deletes (under 2√(N+M) = 198), 130 of them in the first 40%: the search's
+        // progress predicts more than the limit, and the linear matching takes over. Taking the
+        // first unused equal element for each would shift every later 0, 1 and 2 by one (1,441
+        // moves); taking the first where the matches continue keeps them in place.
+        let old = (0..<5000).map { $0 % 3 }
+        let cut = Set((0..<130).map { 10 + 15 * $0 } + (0..<20).map { 2500 + 120 * $0 })
+        let new = old.indices.filter { !cut.contains($0) }.map { old[$0] }
+        let changeset = ArrayChangeset.diff(from: old, to: new)
+        #expect(changeset.deletes.count == 150)
+        #expect(changeset.inserts.isEmpty)
+        #expect(changeset.moves.isEmpty)
+        #expect(try changeset.apply(to: old, newElements: new) == new)
+        // Inserts and moves among the repeated elements too: whichever rule wins, it applies.
+        var shuffled = new
+        shuffled.insert(2, at: 7)
+        shuffled.append(contentsOf: [0, 0])
+        shuffled.swapAt(100, 4000)
+        let moved = ArrayChangeset.diff(from: old, to: shuffled)
+        #expect(try moved.apply(to: old, newElements: shuffled) == shuffled)
+    }
+
     @Test("Past 128 edits the shortest script is still found while 2√(N+M) allows it, then hashing")
     func shortestScriptPast128() throws {
         // 10,000 + 10,000 elements allow up to 282 edits.

@@ -5,12 +5,17 @@
 // stays small enough that it costs less than hashing every element: for hashable elements, up
 // to 2√(N+M) (at least 128) and 8 comparisons per element; from step 128 on, a search whose
 // progress predicts that it needs more gives up at once (a prediction that assumes the edits
-// spread evenly: edits bunched in one part can make it give up below the limit). When D is larger, hashable elements are matched in linear time instead, in
-// the manner of Heckel's algorithm: each new element takes the first unused old element with the
-// same key (for distinct elements this is the only matching, so deletes and inserts are exactly
-// the elements present on one side only). Either way, deleted and inserted elements that are
-// equal are paired into moves, and the matched elements that keep their relative order stay in
-// place (a longest increasing run), so the number of moves is the smallest for the matching.
+// spread evenly: edits bunched in one part can make it give up below the limit). When D is
+// larger, hashable elements are matched in linear time instead, in the manner of Heckel's
+// algorithm: each new element takes the first unused old element with the same key (for
+// distinct elements this is the only matching, so deletes and inserts are exactly the elements
+// present on one side only). When some key is held by several old elements, a second matching
+// is tried, where each new element takes the first unused equal old element at or after where
+// the matches so far continue, and the one that makes fewer changes is kept (the first suits
+// repeated elements moved or inserted, the second some of them deleted). Either way, deleted
+// and inserted elements that are equal are paired into moves, and the matched elements that
+// keep their relative order stay in place (a longest increasing run), so the number of moves
+// is the smallest for the matching.
 // `Equatable`-only elements keep Myers up to `maximumMinimalEdits`, then reload.
 
 extension ArrayChangeset {
@@ -46,16 +51,18 @@ extension ArrayChangeset {
     ///
     /// Myers gives way to the matching when D would pass 2√(N + M) (at least 128), when its
     /// progress after 128 steps predicts that (edits bunched in one part of the arrays can hand
-    /// over below it), or after about 8 comparisons per element (many equal elements). The
-    /// matching pairs each new element with the first unused equal old element: with repeated
-    /// elements it can report moves that a shortest script would not have (a few deletes from
-    /// `[0, 1, 2, 0, 1, 2, …]` can come with many moves). Distinct elements, or elements matched
-    /// by identity (`diff(from:to:identifiedBy:)`), do not have this.
+    /// over below it), or after about 8 comparisons per element (many equal elements). With
+    /// repeated elements, the matching tries two greedy rules (each new element takes the first
+    /// unused equal old element, or the first at or after where the matches so far continue)
+    /// and keeps the one with fewer changes: deleting some of many equal elements shows as
+    /// deletes alone, but a mix of inserts, deletes and moves among repeated elements can still
+    /// report moves that a shortest script would not have. Distinct elements, or elements
+    /// matched by identity (`diff(from:to:identifiedBy:)`), do not have this.
     ///
     /// Thread safety: pure. Callbacks: `==` and `hash(into:)` of `Element`.
     /// - Complexity: O(N + M + D²) time and memory while Myers runs (see above), else O(N + M)
-    ///   expected time (hashing); plus O(K log K) for the K elements that change place;
-    ///   O(N + M) memory besides.
+    ///   expected time (hashing; twice that with repeated elements, for the two matchings);
+    ///   plus O(K log K) for the K elements that change place; O(N + M) memory besides.
     @inlinable
     public static func diff<Element: Hashable>(from old: [Element], to new: [Element]) -> ArrayChangeset {
         fromOrigins(ArrayDiff.hashedOrigins(old, new), oldCount: old.count, updated: nil)
@@ -66,7 +73,8 @@ extension ArrayChangeset {
     /// changed (`!=`) is an update; if it also moved, a delete plus an insert here (a staged
     /// changeset keeps it a move followed by a reload: see `StagedChangeset`).
     ///
-    /// Identities should be unique within each array; duplicates are matched in order.
+    /// Identities should be unique within each array; duplicates are matched as the `Hashable`
+    /// diff matches repeated elements.
     ///
     /// Thread safety: pure. Callbacks: `id`, and `==` of `Element`.
     /// - Complexity: as the `Hashable` diff, plus one `==` per matched element.
@@ -345,9 +353,54 @@ enum ArrayDiff {
         _ origins: inout [Int], old: [Key], new: [Key], in oldRange: Range<Int>, _ newRange: Range<Int>
     ) {
         var available = Chains(old, oldRange)
-        for position in newRange {
-            if let index = available.take(new[position], in: old) { origins[position] = index }
+        guard available.repeats else {
+            // Every old key once: the only matching.
+            for position in newRange {
+                if let index = available.take(new[position], in: old) { origins[position] = index }
+            }
+            return
         }
+        // Repeated elements: two matchings, the one with fewer changes kept. Each new element
+        // takes the first unused equal old element (which suits equal elements moved or
+        // inserted), or the first at or after where the matches so far continue (which keeps
+        // the rest in place when some of many equal elements are deleted).
+        var inOrder = available
+        var first = [Int](repeating: -1, count: newRange.count)
+        var lastMatched = -1
+        var ordered = true
+        for (offset, position) in newRange.enumerated() {
+            guard let index = available.take(new[position], in: old) else { continue }
+            first[offset] = index
+            ordered = ordered && index > lastMatched
+            lastMatched = index
+        }
+        // In order, the first matching makes no move: no matching does better (both match as
+        // many elements).
+        var chosen = first
+        if !ordered {
+            var continuing = [Int](repeating: -1, count: newRange.count)
+            var expected = oldRange.lowerBound
+            for (offset, position) in newRange.enumerated() {
+                guard let index = inOrder.take(new[position], atOrAfter: expected, in: old) else { continue }
+                continuing[offset] = index
+                expected = index + 1
+            }
+            if changes(continuing) < changes(first) { chosen = continuing }
+        }
+        for (offset, position) in newRange.enumerated() where chosen[offset] >= 0 {
+            origins[position] = chosen[offset]
+        }
+    }
+
+    /// How many changes a matching of a range of `new` makes, less the difference of the two
+    /// ranges' counts (the same for every matching of them): each new element left unmatched
+    /// is an insert and leaves one more delete, each matched one out of order is a move.
+    @inlinable
+    static func changes(_ matching: [Int]) -> Int {
+        var matched = 0
+        for origin in matching where origin >= 0 { matched += 1 }
+        let kept = ArrayChangeset.longestIncreasingRun(matching).lazy.filter { $0 }.count
+        return 2 * (matching.count - matched) + (matched - kept)
     }
 
     /// For each key, the old indices holding it, in order, as linked chains in an
@@ -359,6 +412,11 @@ enum ArrayDiff {
         @usableFromInline var slotKey: [Int]
         @usableFromInline var slotHead: [Int]
         @usableFromInline var next: [Int]
+        /// Per slot, the unused indices `take(_:atOrAfter:in:)` passed over (linked through
+        /// `next`, ascending): first and last. Only for keys held by several old elements.
+        @usableFromInline var passed: [Int: (first: Int, last: Int)] = [:]
+        /// Whether a key is held by several old elements.
+        @usableFromInline var repeats = false
         @usableFromInline let mask: Int
         @usableFromInline let base: Int
 
@@ -408,8 +466,42 @@ enum ArrayDiff {
                 slotKey[slot] = index
             } else {
                 next[index - base] = slotHead[slot]
+                repeats = true
             }
             slotHead[slot] = index
+        }
+
+        /// The first unused old index holding `key` at or after `start` among those no call has
+        /// passed over yet, else the first one passed over (the first unused); now used. Indices
+        /// passed over (below `start`) move to the slot's `passed` list (ascending: they leave
+        /// the chain from its front), each once, so a call costs O(1) amortized; a later call
+        /// with a lower `start` does not look for them there. Not to be mixed with
+        /// `take(_:in:)` on one value.
+        @inlinable
+        mutating func take(_ key: Key, atOrAfter start: Int, in old: [Key]) -> Int? {
+            let slot = slot(of: key, hash: key.hashValue, in: old)
+            var index = slotHead[slot]
+            while index >= 0 && index < start {
+                let following = next[index - base]
+                next[index - base] = -1
+                if let list = passed[slot] {
+                    next[list.last - base] = index
+                    passed[slot] = (list.first, index)
+                } else {
+                    passed[slot] = (index, index)
+                }
+                index = following
+            }
+            slotHead[slot] = index
+            if index >= 0 {
+                slotHead[slot] = next[index - base]
+                return index
+            }
+            // None at or after `start`: the first one passed over, the first unused.
+            guard let list = passed[slot] else { return nil }
+            let following = next[list.first - base]
+            passed[slot] = following >= 0 ? (following, list.last) : nil
+            return list.first
         }
 
         /// The first unused old index holding `key`, now used.
