@@ -114,6 +114,76 @@ struct ArrayDiffTests {
         #expect(try moved.apply(to: old, newElements: shuffled) == shuffled)
     }
 
+    /// `old` with `edits` random single-element edits: a delete, an insert of one of `values`
+    /// values, or a move (each a third of the time).
+    static func edited(_ old: [Int], edits: Int, values: Int, seed: UInt64) -> [Int] {
+        var random = SeededGenerator(seed: seed)
+        var new = old
+        for _ in 0..<edits {
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0: new.remove(at: Int.random(in: 0..<new.count, using: &random))
+            case 1:
+                let element = Int.random(in: 0..<values, using: &random)
+                new.insert(element, at: Int.random(in: 0...new.count, using: &random))
+            default:
+                let element = new.remove(at: Int.random(in: 0..<new.count, using: &random))
+                new.insert(element, at: Int.random(in: 0...new.count, using: &random))
+            }
+        }
+        return new
+    }
+
+    /// How many deletes plus inserts a shortest script has, or a changeset has (a move counts
+    /// as a delete and an insert).
+    static func shortest(_ old: [Int], _ new: [Int]) -> Int {
+        // The length of a longest common subsequence, one row of the table at a time.
+        var previous = [Int](repeating: 0, count: new.count + 1)
+        var row = previous
+        for element in old {
+            for j in new.indices {
+                row[j + 1] = element == new[j] ? previous[j] + 1 : max(previous[j + 1], row[j])
+            }
+            swap(&previous, &row)
+        }
+        return old.count + new.count - 2 * previous[new.count]
+    }
+    static func edits(_ changeset: ArrayChangeset) -> Int {
+        changeset.deletes.count + changeset.inserts.count + 2 * changeset.moves.count
+    }
+
+    @Test("Mixed edits among repeated elements past the first limit: a shortest script up to 1,024 edits")
+    func mixedEditsAmongRepeatedElements() throws {
+        // 2,000 elements over 2 to 20 values and 150 to 450 random edits: shortest scripts of
+        // 174 to 500 edits, past the first search's limit (128 here), so Myers hands over. The
+        // linear matching shifted later equal elements (5 to 8 times the edits, most of them
+        // moves: 1,492 for 174); Myers now runs again with more room.
+        for (values, edits, seed) in [(2, 150, UInt64(21)), (3, 300, 22), (5, 450, 23), (20, 300, 24)] {
+            var random = SeededGenerator(seed: seed)
+            let old = (0..<2_000).map { _ in Int.random(in: 0..<values, using: &random) }
+            let new = Self.edited(old, edits: edits, values: values, seed: seed)
+            let changeset = ArrayChangeset.diff(from: old, to: new)
+            let shortest = Self.shortest(old, new)
+            #expect(shortest > 128 && shortest <= 1_024, "\(values) values: \(shortest)")
+            #expect(Self.edits(changeset) == shortest, "\(values) values, \(edits) edits")
+            #expect(try changeset.apply(to: old, newElements: new) == new)
+        }
+    }
+
+    @Test("Past 1,024 edits among repeated elements: the gaps between the kept elements are matched again")
+    func manyMixedEditsAmongRepeatedElements() throws {
+        // 3,000 elements over 3 values, 2,400 random edits: a shortest script of 1,503 edits, so
+        // the linear matching stands. It reported 3,555 (2.4 times as many); matching again the
+        // gaps between the elements it keeps in place brings that to 2,697.
+        var random = SeededGenerator(seed: 31)
+        let old = (0..<3_000).map { _ in Int.random(in: 0..<3, using: &random) }
+        let new = Self.edited(old, edits: 2_400, values: 3, seed: 31)
+        let changeset = ArrayChangeset.diff(from: old, to: new)
+        let shortest = Self.shortest(old, new)
+        #expect(shortest > 1_024)
+        #expect(Self.edits(changeset) < 2 * shortest, "\(Self.edits(changeset)) for \(shortest)")
+        #expect(try changeset.apply(to: old, newElements: new) == new)
+    }
+
     @Test("Past 128 edits the shortest script is still found while 2√(N+M) allows it, then hashing")
     func shortestScriptPast128() throws {
         // 10,000 + 10,000 elements allow up to 282 edits.

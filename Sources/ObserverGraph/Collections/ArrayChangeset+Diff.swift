@@ -9,13 +9,16 @@
 // larger, hashable elements are matched in linear time instead, in the manner of Heckel's
 // algorithm: each new element takes the first unused old element with the same key (for
 // distinct elements this is the only matching, so deletes and inserts are exactly the elements
-// present on one side only). When some key is held by several old elements, a second matching
-// is tried, where each new element takes the first unused equal old element at or after where
-// the matches so far continue, and the one that makes fewer changes is kept (the first suits
-// repeated elements moved or inserted, the second some of them deleted). Either way, deleted
-// and inserted elements that are equal are paired into moves, and the matched elements that
-// keep their relative order stay in place (a longest increasing run), so the number of moves
-// is the smallest for the matching.
+// present on one side only). When some key is held by several old elements and that matching
+// is out of order, it is no shortest script, so Myers runs again with more room (up to 1,024
+// edits, within about 64 comparisons per element plus a quarter million). Past that, a second
+// matching is tried, where each new element takes the first unused equal old element at or
+// after where the matches so far continue, and the one that makes fewer changes is kept (the
+// first suits repeated elements moved or inserted, the second some of them deleted); then the
+// gaps between the elements it keeps in place are matched again by shortest scripts of their
+// own. Either way, deleted and inserted elements that are equal are paired into moves, and the
+// matched elements that keep their relative order stay in place (a longest increasing run), so
+// the number of moves is the smallest for the matching.
 // `Equatable`-only elements keep Myers up to `maximumMinimalEdits`, then reload.
 
 extension ArrayChangeset {
@@ -52,17 +55,20 @@ extension ArrayChangeset {
     /// Myers gives way to the matching when D would pass 2√(N + M) (at least 128), when its
     /// progress after 128 steps predicts that (edits bunched in one part of the arrays can hand
     /// over below it), or after about 8 comparisons per element (many equal elements). With
-    /// repeated elements, the matching tries two greedy rules (each new element takes the first
-    /// unused equal old element, or the first at or after where the matches so far continue)
-    /// and keeps the one with fewer changes: deleting some of many equal elements shows as
-    /// deletes alone, but a mix of inserts, deletes and moves among repeated elements can still
-    /// report moves that a shortest script would not have. Distinct elements, or elements
-    /// matched by identity (`diff(from:to:identifiedBy:)`), do not have this.
+    /// repeated elements out of order in the matching, Myers runs again with more room: a
+    /// shortest script up to 1,024 edits (within about 64 comparisons per element plus a
+    /// quarter million). Past that, the matching tries two greedy rules (each new element takes
+    /// the first unused equal old element, or the first at or after where the matches so far
+    /// continue), keeps the one with fewer changes, and matches again the gaps between the
+    /// elements it keeps in place; a mix of inserts, deletes and moves among repeated elements
+    /// can then report moves that a shortest script would not have. Distinct elements, or
+    /// elements matched by identity (`diff(from:to:identifiedBy:)`), do not have this.
     ///
     /// Thread safety: pure. Callbacks: `==` and `hash(into:)` of `Element`.
     /// - Complexity: O(N + M + D²) time and memory while Myers runs (see above), else O(N + M)
-    ///   expected time (hashing; twice that with repeated elements, for the two matchings);
-    ///   plus O(K log K) for the K elements that change place; O(N + M) memory besides.
+    ///   expected time (hashing); with repeated elements out of order, plus O(N + M + min(D,
+    ///   1,024)²) for the second search and, past it, O(N + M) for the two matchings and their
+    ///   gaps; plus O(K log K) for the K elements that change place; O(N + M) memory besides.
     @inlinable
     public static func diff<Element: Hashable>(from old: [Element], to new: [Element]) -> ArrayChangeset {
         fromOrigins(ArrayDiff.hashedOrigins(old, new), oldCount: old.count, updated: nil)
@@ -212,11 +218,22 @@ enum ArrayDiff {
         _ n: Int, _ m: Int, limit: Int, budget: Int = .max, _ equal: (Int, Int) -> Bool,
         _ match: (Int, Int) -> Void
     ) -> Bool {
+        var work = 0
+        return myers(n, m, limit: limit, budget: budget, spent: &work, equal, match)
+    }
+
+    /// `myers`, adding its work (steps tried plus elements compared) to `spent`.
+    @inlinable @inline(__always)
+    static func myers(
+        _ n: Int, _ m: Int, limit: Int, budget: Int, spent: inout Int, _ equal: (Int, Int) -> Bool,
+        _ match: (Int, Int) -> Void
+    ) -> Bool {
         if n == 0 || m == 0 { return true }
         let limit = min(n + m, limit)
         let offset = limit + 1
         var trace: [Int] = []
-        let steps = withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * limit + 3) { v -> Int? in
+        let (steps, work) = withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * limit + 3) {
+            v -> (Int?, Int) in
             v.initialize(repeating: 0)
             var work = 0
             for d in 0...limit {
@@ -245,10 +262,10 @@ enum ArrayDiff {
                     }
                     work += x - snake
                     v[at] = x
-                    if x >= n && y >= m { return d + 1 }
+                    if x >= n && y >= m { return (d + 1, work) }
                     k += 2
                 }
-                if work > budget { return nil }
+                if work > budget { return (nil, work) }
                 if budget < .max && d >= 128 && d % 32 == 0 {
                     // The furthest point reached: x + y on its diagonal.
                     var reached = 0
@@ -257,11 +274,12 @@ enum ArrayDiff {
                         reached = max(reached, 2 * v[offset + k] - k)
                         k += 2
                     }
-                    if reached == 0 || d * (n + m) / reached > limit { return nil }
+                    if reached == 0 || d * (n + m) / reached > limit { return (nil, work) }
                 }
             }
-            return nil
+            return (nil, work)
         }
+        spent += work
         guard let steps else { return false }
         backtrack(trace, steps: steps, n, m, match)
         return true
@@ -376,31 +394,157 @@ enum ArrayDiff {
         }
         // In order, the first matching makes no move: no matching does better (both match as
         // many elements).
-        var chosen = first
-        if !ordered {
-            var continuing = [Int](repeating: -1, count: newRange.count)
-            var expected = oldRange.lowerBound
-            for (offset, position) in newRange.enumerated() {
-                guard let index = inOrder.take(new[position], atOrAfter: expected, in: old) else { continue }
-                continuing[offset] = index
-                expected = index + 1
+        guard !ordered else {
+            for (offset, position) in newRange.enumerated() where first[offset] >= 0 {
+                origins[position] = first[offset]
             }
-            if changes(continuing) < changes(first) { chosen = continuing }
+            return
         }
+        if extendedMyers(&origins, old: old, new: new, in: oldRange, newRange) { return }
+        var continuing = [Int](repeating: -1, count: newRange.count)
+        var expected = oldRange.lowerBound
+        for (offset, position) in newRange.enumerated() {
+            guard let index = inOrder.take(new[position], atOrAfter: expected, in: old) else { continue }
+            continuing[offset] = index
+            expected = index + 1
+        }
+        let firstChanges = changes(first)
+        let continuingChanges = changes(continuing)
+        var (chosen, kept) =
+            continuingChanges.count < firstChanges.count
+            ? (continuing, continuingChanges.kept) : (first, firstChanges.kept)
+        matchGaps(&chosen, kept: kept, old: old, new: new, in: oldRange, newRange)
         for (offset, position) in newRange.enumerated() where chosen[offset] >= 0 {
             origins[position] = chosen[offset]
+        }
+        // What the gaps left unmatched: equal elements paired into moves, as after Myers.
+        pairMoves(&origins, old: old, new: new, in: oldRange, newRange)
+    }
+
+    /// Myers again, with more room, for repeated elements whose linear matching makes moves:
+    /// up to 1,024 edits (a trace of at most 4 MB), within about 64 comparisons per element
+    /// plus 262,144 (a shortest script is worth more there, as the linear matching is not one).
+    /// On success, writes the matches and pairs the rest into moves.
+    @inlinable
+    static func extendedMyers<Key: Hashable>(
+        _ origins: inout [Int], old: [Key], new: [Key], in oldRange: Range<Int>, _ newRange: Range<Int>
+    ) -> Bool {
+        let n = oldRange.count
+        let m = newRange.count
+        let oldStart = oldRange.lowerBound
+        let newStart = newRange.lowerBound
+        var work = 0
+        let found = old.withUnsafeBufferPointer { old in
+            new.withUnsafeBufferPointer { new in
+                origins.withUnsafeMutableBufferPointer { origins in
+                    myers(
+                        n, m, limit: 1_024, budget: 64 * (n + m) + 256 * 1_024, spent: &work,
+                        { old[oldStart + $0] == new[newStart + $1] }
+                    ) {
+                        origins[newStart + $1] = oldStart + $0
+                    }
+                }
+            }
+        }
+        guard found else { return false }
+        pairMoves(&origins, old: old, new: new, in: oldRange, newRange)
+        return true
+    }
+
+    /// Improves a matching of repeated elements that makes moves: keeps its longest in-order
+    /// part as anchors, unmatches the rest, and matches each gap between consecutive anchors
+    /// (old and new elements between them) by a shortest script of its own: an exact table for
+    /// a small gap, else Myers within a shared budget of about 8 comparisons per element (a gap
+    /// past it stays unmatched). The caller pairs what is left into moves. As every matching
+    /// the caller makes pairs as many elements of each key, and the anchors and the gaps'
+    /// matches stay in order, the result never has more changes than `matching`.
+    /// `kept` marks a longest in-order part of `matching` (`ArrayChangeset.longestIncreasingRun`).
+    @inlinable
+    static func matchGaps<Key: Hashable>(
+        _ matching: inout [Int], kept: [Bool], old: [Key], new: [Key], in oldRange: Range<Int>,
+        _ newRange: Range<Int>
+    ) {
+        var moved = false
+        for offset in matching.indices where matching[offset] >= 0 && !kept[offset] {
+            matching[offset] = -1
+            moved = true
+        }
+        guard moved else { return }
+        var budget = 8 * (oldRange.count + newRange.count) + 128 * 128
+        var oldStart = oldRange.lowerBound
+        var newStart = 0
+        let newBase = newRange.lowerBound
+        for offset in 0...matching.count {
+            let oldEnd = offset < matching.count ? matching[offset] : oldRange.upperBound
+            guard oldEnd >= 0 else { continue }
+            let n = oldEnd - oldStart
+            let m = offset - newStart
+            if n > 0 && m > 0 {
+                let oldGap = oldStart
+                let newGap = newStart
+                if n * m <= 4096 {
+                    shortestScript(
+                        n, m, { old[oldGap + $0] == new[newBase + newGap + $1] },
+                        { matching[newGap + $1] = oldGap + $0 })
+                } else if budget > 0 {
+                    var work = 0
+                    _ = myers(
+                        n, m, limit: n + m, budget: budget, spent: &work,
+                        { old[oldGap + $0] == new[newBase + newGap + $1] },
+                        { matching[newGap + $1] = oldGap + $0 })
+                    budget -= work
+                }
+            }
+            oldStart = oldEnd + 1
+            newStart = offset + 1
+        }
+    }
+
+    /// A shortest script between two short ranges, by the classic table of common subsequence
+    /// lengths: calls `match` with each matched pair (old, new), last pair first.
+    /// - Complexity: O(n·m) time and memory.
+    @inlinable
+    static func shortestScript(
+        _ n: Int, _ m: Int, _ equal: (Int, Int) -> Bool, _ match: (Int, Int) -> Void
+    ) {
+        let width = m + 1
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: (n + 1) * width) { table in
+            table.initialize(repeating: 0)
+            for x in 0..<n {
+                for y in 0..<m {
+                    table[(x + 1) * width + y + 1] =
+                        equal(x, y)
+                        ? table[x * width + y] + 1
+                        : max(table[x * width + y + 1], table[(x + 1) * width + y])
+                }
+            }
+            var x = n
+            var y = m
+            while x > 0 && y > 0 {
+                if equal(x - 1, y - 1) {
+                    x -= 1
+                    y -= 1
+                    match(x, y)
+                } else if table[(x - 1) * width + y] >= table[x * width + y - 1] {
+                    x -= 1
+                } else {
+                    y -= 1
+                }
+            }
         }
     }
 
     /// How many changes a matching of a range of `new` makes, less the difference of the two
     /// ranges' counts (the same for every matching of them): each new element left unmatched
     /// is an insert and leaves one more delete, each matched one out of order is a move.
+    /// Also returns the matched elements it keeps in place (a longest in-order part).
     @inlinable
-    static func changes(_ matching: [Int]) -> Int {
+    static func changes(_ matching: [Int]) -> (count: Int, kept: [Bool]) {
         var matched = 0
         for origin in matching where origin >= 0 { matched += 1 }
-        let kept = ArrayChangeset.longestIncreasingRun(matching).lazy.filter { $0 }.count
-        return 2 * (matching.count - matched) + (matched - kept)
+        let kept = ArrayChangeset.longestIncreasingRun(matching)
+        let inPlace = kept.lazy.filter { $0 }.count
+        return (2 * (matching.count - matched) + (matched - inPlace), kept)
     }
 
     /// For each key, the old indices holding it, in order, as linked chains in an
