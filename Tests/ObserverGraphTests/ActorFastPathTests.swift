@@ -4,6 +4,15 @@ import Testing
 /// What a closure captures, to see when the kit releases the closure.
 private final class Kept: Sendable {}
 
+/// Where `LoggedRelease` records its release, and a closure the end of its call: a global, so
+/// that a closure reaches it without capturing it.
+private let releaseLog = GraphLock<[String]>([])
+
+/// A capture that records when the closure holding it is released.
+private final class LoggedRelease: Sendable {
+    deinit { releaseLog.withLock { $0.append("closure released") } }
+}
+
 /// A closure on the main actor fed from the main actor is called through the actor gate's fast
 /// path; these tests check that it meets the mailbox path (values from other threads), cancels
 /// and termination exactly as the lock path does.
@@ -74,6 +83,26 @@ struct ActorFastPathTests {
         for value in 1...5 { channel.send(value) }
         #expect(seen == [1, 2])
         #expect(watched == nil)
+        #expect(token?.isCancelled == true)
+    }
+
+    @Test("Cancelled inside its own call: what the closure captured lives until the call returns")
+    @MainActor
+    func cancelInsideTheCallKeepsCaptures() {
+        // Released at the cancel, the closure would lose its captures while it still runs (a use
+        // after free); the log shows the order whether or not that crashes.
+        let channel = EventChannel<Int>()
+        var token: SubscriptionToken?
+        var probe: LoggedRelease? = LoggedRelease()
+        token = channel.observeValues { [probe] value in
+            withExtendedLifetime(probe) {}
+            token?.cancel()
+            releaseLog.withLock { $0.append("call for \(value) returns") }
+        }
+        probe = nil
+        channel.send(1)
+        channel.send(2)
+        #expect(releaseLog.withLock { $0 } == ["call for 1 returns", "closure released"])
         #expect(token?.isCancelled == true)
     }
 

@@ -130,6 +130,12 @@ struct ObservableSectionedArraySingleTests {
         table.finish()
         #expect(throws: ObservableArrayError.terminated) { try table.appendItem(5, toSection: 0) }
         #expect(throws: ObservableArrayError.terminated) { try table.removeSection(at: 0) }
+        // The moves go through a batch of their own, not the single operations: refused too.
+        #expect(throws: ObservableArrayError.terminated) { try table.moveSection(from: 0, to: 1) }
+        #expect(throws: ObservableArrayError.terminated) {
+            try table.moveItem(from: ItemPath(section: 0, item: 0), to: ItemPath(section: 1, item: 0))
+        }
+        #expect(table.sections.map(\.metadata) == ["A", "b"])
         table.appendSection(ArraySection(metadata: "late", items: []))  // a documented no-op
         #expect(table.sections.count == 2)
         withExtendedLifetime(token) {}

@@ -192,6 +192,48 @@ struct OperatorTests {
         #expect(recorder.values == [1, 2, 10, 3])
     }
 
+    @Test("flatMapLatest lets go of the inner source it replaced: no edge left on it")
+    func flatMapLatestDetachesReplacedInner() {
+        let gps = ObservableValue(1)
+        let manual = ObservableValue(100)
+        let useGPS = ObservableValue(true)
+        let location = useGPS.flatMapLatest { $0 ? gps : manual }
+        let recorder = OperatorRecorder(location)
+        #expect(GraphSnapshot(observables: [gps]).edges.count == 1)
+        useGPS.value = false
+        // A replaced source that kept its edge would run it on each of its events, for nothing,
+        // and gain one more each time it is switched to again.
+        #expect(GraphSnapshot(observables: [gps]).edges.isEmpty)
+        #expect(GraphSnapshot(observables: [manual]).edges.count == 1)
+        for _ in 0..<3 {
+            useGPS.value = true
+            useGPS.value = false
+        }
+        #expect(GraphSnapshot(observables: [gps]).edges.isEmpty)
+        gps.value = 2
+        manual.value = 101
+        #expect(recorder.values == [1, 100, 1, 100, 1, 100, 1, 100, 101])
+    }
+
+    @Test("merge has a current value only when every input has one: with a channel, new observers wait")
+    func mergeWithAChannelReplaysNothing() {
+        let value = ObservableValue(1)
+        let channel = EventChannel<Int>()
+        let merged = value.merge(channel)
+        let first = OperatorRecorder(merged)
+        #expect(first.values.isEmpty)
+        value.value = 2
+        channel.send(5)
+        #expect(first.values == [2, 5])
+        let late = OperatorRecorder(merged)
+        #expect(late.values.isEmpty)
+        // Made a value first, the channel lets the merge start with the value's current value.
+        let started = OperatorRecorder(value.merge(channel.prepend(value.value)))
+        #expect(started.values == [2])
+        let both = OperatorRecorder(value.merge(ObservableValue(10)))
+        #expect(both.values == [10])
+    }
+
     @Test("flatMapLatest finishes when the outer and the current inner finished; fails with either")
     func flatMapLatestTermination() {
         let outer = EventChannel<Int>()

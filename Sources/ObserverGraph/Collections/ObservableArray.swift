@@ -15,6 +15,11 @@
 ///
 /// Thread safety: `Sendable`; every member is safe from any thread. Each mutation and its event
 /// are atomic with respect to other mutations.
+///
+/// Cost: an event's array shares this array's storage, so while an event is held (queued for an
+/// observer on another actor or queue, or kept by an observer), the next mutation copies the
+/// array first, O(n). Fill an array from another actor in bulk (`append(contentsOf:)`,
+/// `batch(_:isolation:)`) rather than one element at a time.
 public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<Element>,
     @unchecked Sendable
 {

@@ -412,7 +412,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Inserts a section at `index`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(sections) plus the delivery.
     @inlinable
     public func insertSection(
@@ -426,7 +426,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Removes the section at `index`, with its items.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(sections) plus the delivery.
     @inlinable
     public func removeSection(at index: Int, isolation: isolated (any Actor)? = #isolation)
@@ -442,7 +442,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Moves the section at `source` to `destination`, with its items.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(total sections and items).
     public func moveSection(
         from source: Int, to destination: Int, isolation: isolated (any Actor)? = #isolation
@@ -455,7 +455,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Replaces the metadata of section `index`: `sections: updates [index]`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(1) plus the delivery.
     @inlinable
     public func setMetadata(
@@ -472,7 +472,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Appends an item to a section: `items in section: inserts [count]`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: amortized O(1) plus the delivery.
     @inlinable
     public func appendItem(
@@ -484,7 +484,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Inserts an item at `path`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(items in the section) plus the delivery.
     @inlinable
     public func insertItem(_ item: Item, at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
@@ -496,7 +496,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Removes the item at `path`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(items in the section) plus the delivery.
     @inlinable
     public func removeItem(at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
@@ -512,7 +512,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Replaces the item at `path`: `items in section: updates [item]`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(1) plus the delivery.
     @inlinable
     public func setItem(_ item: Item, at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
@@ -529,7 +529,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Moves an item, within or across sections (across: a delete there and an insert here).
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
     /// - Complexity: O(total sections and items).
     public func moveItem(
         from source: ItemPath, to destination: ItemPath, isolation: isolated (any Actor)? = #isolation

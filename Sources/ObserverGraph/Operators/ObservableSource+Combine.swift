@@ -81,9 +81,14 @@ extension ObservableSource {
     /// the result passes on each input's events once every input has them, in the order of the
     /// inputs' ranks (an input closer to the source first), inputs of equal rank in the order
     /// they are listed; so its `value` after the change is the last of them, however the graph
-    /// was built. It finishes when every input has finished, and fails when any fails. Built
-    /// while its inputs propagate, it starts as `combineLatest(_:)` does: after the running
-    /// pass, with each input's current value, in that order.
+    /// was built. It finishes when every input has finished, and fails when any fails. When
+    /// every input has a current value (values, not event channels), so does the result: it
+    /// starts with the last of them, and replays it to each new observer; built while its
+    /// inputs propagate, it starts as `combineLatest(_:)` does, after the running pass, with
+    /// each input's current value, in that order. With an event channel among the inputs, it
+    /// is a stream of events, as the channel is: a new observer gets nothing until the next
+    /// event (`value.merge(channel)` does not replay `value`'s current value; to have it, make
+    /// the channel a value first: `value.merge(channel.prepend(value.value))`).
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1) per input event, plus O(k) per propagation pass that reaches it, for
