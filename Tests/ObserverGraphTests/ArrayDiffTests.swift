@@ -169,6 +169,21 @@ struct ArrayDiffTests {
         }
     }
 
+    @Test("Edits bunched at the start among repeated elements: the second search does not give up early")
+    func bunchedEditsAmongRepeatedElements() throws {
+        // The first 100 elements all changed, then one in 25: a shortest script of 280 edits. A
+        // search that predicts its end from its progress sees almost none after 128 steps and
+        // gives up (the first version of the second search did: 806 changes).
+        let pattern = (0..<1_000).map { ($0 * $0 + 3 * $0) / 5 % 3 }
+        let changed = pattern.indices.map { $0 % 25 == 0 ? (pattern[$0] + 1) % 3 : pattern[$0] }
+        let old = [Int](repeating: 0, count: 100) + pattern
+        let new = [Int](repeating: 1, count: 100) + changed
+        let changeset = ArrayChangeset.diff(from: old, to: new)
+        #expect(Self.shortest(old, new) == 280)
+        #expect(Self.edits(changeset) == 280)
+        #expect(try changeset.apply(to: old, newElements: new) == new)
+    }
+
     @Test("Past 1,024 edits among repeated elements: the gaps between the kept elements are matched again")
     func manyMixedEditsAmongRepeatedElements() throws {
         // 3,000 elements over 3 values, 2,400 random edits: a shortest script of 1,503 edits, so

@@ -11,7 +11,7 @@
 // distinct elements this is the only matching, so deletes and inserts are exactly the elements
 // present on one side only). When some key is held by several old elements and that matching
 // is out of order, it is no shortest script, so Myers runs again with more room (up to 1,024
-// edits, within about 64 comparisons per element plus a quarter million). Past that, a second
+// edits, within about 64 comparisons per element plus 16,384). Past that, a second
 // matching is tried, where each new element takes the first unused equal old element at or
 // after where the matches so far continue, and the one that makes fewer changes is kept (the
 // first suits repeated elements moved or inserted, the second some of them deleted); then the
@@ -56,13 +56,16 @@ extension ArrayChangeset {
     /// progress after 128 steps predicts that (edits bunched in one part of the arrays can hand
     /// over below it), or after about 8 comparisons per element (many equal elements). With
     /// repeated elements out of order in the matching, Myers runs again with more room: a
-    /// shortest script up to 1,024 edits (within about 64 comparisons per element plus a
-    /// quarter million). Past that, the matching tries two greedy rules (each new element takes
-    /// the first unused equal old element, or the first at or after where the matches so far
-    /// continue), keeps the one with fewer changes, and matches again the gaps between the
-    /// elements it keeps in place; a mix of inserts, deletes and moves among repeated elements
-    /// can then report moves that a shortest script would not have. Distinct elements, or
-    /// elements matched by identity (`diff(from:to:identifiedBy:)`), do not have this.
+    /// shortest script up to 1,024 edits, within about 64 comparisons per element plus 16,384
+    /// (so on arrays of a few thousand elements, up to about 700 edits). Past that, the
+    /// matching tries two greedy rules (each new element takes the first unused equal old
+    /// element, or the first at or after where the matches so far continue), keeps the one with
+    /// fewer changes, and matches again the gaps between the elements it keeps in place; a mix
+    /// of inserts, deletes and moves among repeated elements can then report many moves that a
+    /// shortest script would not have. Distinct elements, or elements matched by unique
+    /// identities (`diff(from:to:identifiedBy:)`), do not have this. The second search costs
+    /// little when it succeeds; on unrelated arrays of a few values, where it spends its budget
+    /// for nothing, the diff takes up to about 5 times as long as the linear matching alone.
     ///
     /// Thread safety: pure. Callbacks: `==` and `hash(into:)` of `Element`.
     /// - Complexity: O(N + M + D²) time and memory while Myers runs (see above), else O(N + M)
@@ -222,11 +225,13 @@ enum ArrayDiff {
         return myers(n, m, limit: limit, budget: budget, spent: &work, equal, match)
     }
 
-    /// `myers`, adding its work (steps tried plus elements compared) to `spent`.
+    /// `myers`, adding its work (steps tried plus elements compared) to `spent`; with
+    /// `predicts: false`, only the budget and the limit stop it (no prediction from its
+    /// progress, which gives up at once when the edits are bunched at the start).
     @inlinable @inline(__always)
     static func myers(
-        _ n: Int, _ m: Int, limit: Int, budget: Int, spent: inout Int, _ equal: (Int, Int) -> Bool,
-        _ match: (Int, Int) -> Void
+        _ n: Int, _ m: Int, limit: Int, budget: Int, predicts: Bool = true, spent: inout Int,
+        _ equal: (Int, Int) -> Bool, _ match: (Int, Int) -> Void
     ) -> Bool {
         if n == 0 || m == 0 { return true }
         let limit = min(n + m, limit)
@@ -266,7 +271,7 @@ enum ArrayDiff {
                     k += 2
                 }
                 if work > budget { return (nil, work) }
-                if budget < .max && d >= 128 && d % 32 == 0 {
+                if predicts && budget < .max && d >= 128 && d % 32 == 0 {
                     // The furthest point reached: x + y on its diagonal.
                     var reached = 0
                     var k = -d
@@ -423,7 +428,8 @@ enum ArrayDiff {
 
     /// Myers again, with more room, for repeated elements whose linear matching makes moves:
     /// up to 1,024 edits (a trace of at most 4 MB), within about 64 comparisons per element
-    /// plus 262,144 (a shortest script is worth more there, as the linear matching is not one).
+    /// plus 16,384 (a shortest script is worth more there, as the linear matching is not one),
+    /// with no prediction from its progress (edits bunched at the start would stop it at once).
     /// On success, writes the matches and pairs the rest into moves.
     @inlinable
     static func extendedMyers<Key: Hashable>(
@@ -438,7 +444,7 @@ enum ArrayDiff {
             new.withUnsafeBufferPointer { new in
                 origins.withUnsafeMutableBufferPointer { origins in
                     myers(
-                        n, m, limit: 1_024, budget: 64 * (n + m) + 256 * 1_024, spent: &work,
+                        n, m, limit: 1_024, budget: 64 * (n + m) + 128 * 128, predicts: false, spent: &work,
                         { old[oldStart + $0] == new[newStart + $1] }
                     ) {
                         origins[newStart + $1] = oldStart + $0
@@ -454,8 +460,9 @@ enum ArrayDiff {
     /// Improves a matching of repeated elements that makes moves: keeps its longest in-order
     /// part as anchors, unmatches the rest, and matches each gap between consecutive anchors
     /// (old and new elements between them) by a shortest script of its own: an exact table for
-    /// a small gap, else Myers within a shared budget of about 8 comparisons per element (a gap
-    /// past it stays unmatched). The caller pairs what is left into moves. As every matching
+    /// a small or narrow gap, else Myers within a shared budget of about 8 comparisons per
+    /// element (a gap past it, or whose size difference alone would exceed it, stays
+    /// unmatched). The caller pairs what is left into moves. As every matching
     /// the caller makes pairs as many elements of each key, and the anchors and the gaps'
     /// matches stay in order, the result never has more changes than `matching`.
     /// `kept` marks a longest in-order part of `matching` (`ArrayChangeset.longestIncreasingRun`).
@@ -482,14 +489,16 @@ enum ArrayDiff {
             if n > 0 && m > 0 {
                 let oldGap = oldStart
                 let newGap = newStart
-                if n * m <= 4096 {
+                if n * m <= max(4_096, 16 * (n + m)) {
+                    // Small, or narrow (a side of at most about 16): the table costs little.
                     shortestScript(
                         n, m, { old[oldGap + $0] == new[newBase + newGap + $1] },
                         { matching[newGap + $1] = oldGap + $0 })
-                } else if budget > 0 {
+                } else if (n - m) * (n - m) / 2 < budget {
+                    // Myers takes at least |n - m| steps, about (n - m)²/2 tries: only when they fit.
                     var work = 0
                     _ = myers(
-                        n, m, limit: n + m, budget: budget, spent: &work,
+                        n, m, limit: n + m, budget: budget, predicts: false, spent: &work,
                         { old[oldGap + $0] == new[newBase + newGap + $1] },
                         { matching[newGap + $1] = oldGap + $0 })
                     budget -= work
