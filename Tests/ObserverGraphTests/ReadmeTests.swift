@@ -122,6 +122,22 @@ struct ReadmeConcurrencyTests {
         withExtendedLifetime(creditsToken) {}
     }
 
+    @Test("The coalesced array snippet: the first call at once, two appends in one later call")
+    func coalescedArraySnippet() async {
+        var printed: [String] = []
+        func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }
+        let rows = ObservableArray<String>()
+        let rowsToken = rows.observeValuesCoalesced { change in  // on the main actor
+            print(change.array.count, change.changeset)  // 0 no change, at once
+        }
+        rows.append("Steve")
+        rows.append("Tim")  // one call on the main actor's next turn: 2 inserts [0, 1]
+        #expect(printed == ["0 no change"])
+        #expect(await eventually { printed.count == 2 })
+        #expect(printed == ["0 no change", "2 inserts [0, 1]"])
+        withExtendedLifetime(rowsToken) {}
+    }
+
     @Test("The shortest view model updates its text from the main actor and from other threads")
     func viewModelSnippet() async {
         let credits = ObservableValue(1)

@@ -6,6 +6,18 @@ import Testing
 // article is not found here. Its `print` calls are recorded, and checked against its comments.
 // The blocks run on the main actor, as the article says.
 
+@MainActor
+final class ListViewModel {
+    private(set) var rows: [String] = []
+    private var token: SubscriptionToken?
+
+    init(items: ObservableArray<String>) {
+        token = items.observeValuesCoalesced { [weak self] change in
+            self?.rows = change.array  // a table view applies change.changeset in one batch
+        }
+    }
+}
+
 @Suite("Docs: Observable arrays and table updates", .timeLimit(.minutes(3)))
 @MainActor
 struct ObservableArraysArticleTests {
@@ -48,6 +60,22 @@ struct ObservableArraysArticleTests {
         try tasks.remove(at: 2)  // mirror.value == tasks.array == ["Taxes", "Laundry"]
         #expect(mirror.value == ["Taxes", "Laundry"] && tasks.array == ["Taxes", "Laundry"])
         follower.cancel()
+    }
+
+    @Test("The coalesced view model: its rows at once, then the changes of another actor, coalesced")
+    func coalescedViewModel() async {
+        let items = ObservableArray(["Steve"])
+        let model = ListViewModel(items: items)
+        #expect(model.rows == ["Steve"])
+        await Task.detached {
+            for name in ["Tim", "Tony", "John"] { items.append(name) }
+            try? items.set("Mark", at: 0)
+        }.value
+        #expect(await eventually { model.rows == ["Mark", "Tim", "Tony", "John"] })
+        items.append("Craig")
+        items.append("Phil")
+        #expect(model.rows.count == 4)  // a later turn, not inside the appends
+        #expect(await eventually { model.rows.count == 6 })
     }
 
     @Test("A batch is one event with one merged changeset")

@@ -47,6 +47,10 @@ struct Plan: Sendable {
     var asyncElements: Int
     var asyncSamples: Int
 
+    /// Single appends made on another thread to an array a main-actor closure observes, in one
+    /// sample (the samples taken are `asyncSamples`).
+    var actorArrayAppends: Int
+
     /// Appends (onto an empty array) in one array-append sample, and the samples taken.
     var arrayAppends: Int
     var arrayAppendSamples: Int
@@ -93,6 +97,7 @@ struct Plan: Sendable {
         valueSetSampleNanoseconds: 20_000_000,
         asyncElements: 100_000,
         asyncSamples: 7,
+        actorArrayAppends: 16_000,
         arrayAppends: 100_000,
         arrayAppendSamples: 7,
         diffSize: 10_000,
@@ -127,6 +132,7 @@ struct Plan: Sendable {
         valueSetSampleNanoseconds: 1_000_000,
         asyncElements: 5_000,
         asyncSamples: 2,
+        actorArrayAppends: 2_000,
         arrayAppends: 10_000,
         arrayAppendSamples: 2,
         diffSize: 10_000,

@@ -22,7 +22,8 @@ import ObserverGraph
 
 enum ActorDelivery {
     static let id = "actors"
-    static let summary = "values to a main-actor closure, fed from main and from another thread, ns per value"
+    static let summary =
+        "values to a main-actor closure, fed from main and from another thread, ns per value; an array filled from another thread, ns per append"
 
     static let kitMainFromMain = "kit main-actor closure"
     static let kitNonisolated = "kit nonisolated closure"
@@ -78,6 +79,8 @@ enum ActorDelivery {
             scenario: fromThreadScenario(k), implementation: asyncStream, stats: Stats(stream),
             unit: "ns/value",
             reference: true)
+
+        await runArrays(plan: plan, report: report)
     }
 
     // MARK: - Fed from the main actor
@@ -211,6 +214,7 @@ enum ActorDelivery {
     static let maxRatioToAsyncStream = 1.0
 
     static func evaluate(_ report: Report, plan: Plan) {
+        evaluateArrays(report, plan: plan)
         let k = plan.asyncElements
         let fromMain = fromMainScenario(k)
         let fromThread = fromThreadScenario(k)
