@@ -237,6 +237,40 @@ struct ObservableArrayCoalescedTests {
         token.cancel()
     }
 
+    /// A call that runs while a change is committed but its event has not reached the observer
+    /// yet (an observer before it holds that delivery) must not deliver the array, whose
+    /// changeset it does not have: it waits for the event, and delivers the array it brings.
+    @Test("a call that finds a change still on its way waits for it, and delivers both changes then")
+    func callWaitsForAChangeOnItsWay() async {
+        let items = ObservableArray([1])
+        let gate = HoldGate(holding: 3)
+        // Registered first, so it gets each event before the coalescing observer does.
+        let holder = items.observeValuesNonisolated { gate.hold($0.array.count) }
+        let log = CoalescedLog<Int>()
+        let token = items.observeValuesCoalesced { log.record($0) }
+        let appends = BackgroundCall {
+            items.append(2)  // reaches the coalescing observer: a call is scheduled
+            items.append(3)  // committed, then held before it reaches the coalescing observer
+        }
+        #expect(gate.waitUntilHeld())  // blocks the main actor: the scheduled call waits
+        // The scheduled call runs now, and finds 3 elements. (If it ran only after the gate
+        // opened, the history below would be the same: the test would then prove less, but
+        // never fail a right implementation.)
+        try? await Task.sleep(for: .milliseconds(100))
+        #expect(log.changes.count == 1)
+        gate.open()
+        #expect(appends.returned(within: 10))
+        #expect(await eventually { log.changes.count == 2 })
+        for _ in 0..<20 { await Task.yield() }
+        #expect(
+            log.changes == [
+                ArrayChange(array: [1], changeset: ArrayChangeset(inserts: [0])),
+                ArrayChange(array: [1, 2, 3], changeset: ArrayChangeset(inserts: [1, 2])),
+            ])
+        #expect(log.problems.isEmpty)
+        withExtendedLifetime((holder, token)) {}
+    }
+
     @Test("the events form ends with the terminal event, after the last changes")
     func terminalEventComesLast() async {
         let items = ObservableArray([1])
