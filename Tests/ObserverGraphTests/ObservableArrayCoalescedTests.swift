@@ -243,7 +243,9 @@ struct ObservableArrayCoalescedTests {
     @Test("a call that finds a change still on its way waits for it, and delivers both changes then")
     func callWaitsForAChangeOnItsWay() async {
         let items = ObservableArray([1])
-        let gate = HoldGate(holding: 3)
+        // Held until opened: a loaded run (the thread sanitizer, every suite at once) can keep
+        // the main actor from its next turn for seconds.
+        let gate = HoldGate(holding: 3, limit: 120)
         // Registered first, so it gets each event before the coalescing observer does.
         let holder = items.observeValuesNonisolated { gate.hold($0.array.count) }
         let log = CoalescedLog<Int>()
@@ -269,6 +271,43 @@ struct ObservableArrayCoalescedTests {
             ])
         #expect(log.problems.isEmpty)
         withExtendedLifetime((holder, token)) {}
+    }
+
+    /// The change a waiting call gets from the event it waited for can compose to nothing (an
+    /// insert and its removal) while more changes came after it: the next call must take those,
+    /// and the terminal event must come after them (found by a review: the observation stopped
+    /// for good, and the events form got `.finished` without the last changes).
+    @Test("a waited-for change that undid itself, with more after it: they come, then the end")
+    func waitedForChangeUndoneWithMoreAfterIt() async {
+        let items = ObservableArray([1, 2, 3])
+        // Held until opened: a loaded run (the thread sanitizer, every suite at once) can keep
+        // the main actor from its next turn for seconds.
+        let gate = HoldGate(holding: 3, limit: 120)
+        let armed = GraphLock(false)
+        // Registered first: holds the removal's event before the coalescing observer gets it.
+        let holder = items.observeValuesNonisolated { change in
+            if armed.withLock({ $0 }) { gate.hold(change.array.count) }
+        }
+        let log = CoalescedLog<Int>()
+        let token = items.observeCoalesced { log.record($0) }
+        armed.withLock { $0 = true }
+        let changes = BackgroundCall {
+            try? items.insert(9, at: 0)  // reaches the coalescing observer: a call is scheduled
+            _ = try? items.remove(at: 0)  // held before it reaches the coalescing observer
+            items.append(4)
+            items.finish()
+        }
+        #expect(gate.waitUntilHeld())
+        // The scheduled call runs now, finds the removal on its way, and waits for its event.
+        try? await Task.sleep(for: .milliseconds(100))
+        gate.open()
+        #expect(changes.returned(within: 10))  // blocks the main actor: everything has arrived
+        #expect(await eventually { log.terminals.count == 1 })
+        #expect(log.changesets == [ArrayChangeset(inserts: [0, 1, 2]), ArrayChangeset(inserts: [3])])
+        #expect(log.mirror == [1, 2, 3, 4])
+        #expect(log.terminals == ["finished"])
+        #expect(token.isCancelled)
+        withExtendedLifetime(holder) {}
     }
 
     @Test("the events form ends with the terminal event, after the last changes")

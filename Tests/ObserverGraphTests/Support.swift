@@ -243,17 +243,20 @@ struct SeededGenerator: RandomNumberGenerator {
 /// closure's call), after saying so, until `open()` (or 10 s).
 final class HoldGate: Sendable {
     private let held: Int
+    private let limit: Double
     private let entered = DispatchSemaphore(value: 0)
     private let opened = DispatchSemaphore(value: 0)
 
-    init(holding value: Int) {
+    /// `limit`: how long a held thread waits for `open()` at most, in seconds.
+    init(holding value: Int, limit: Double = 10) {
         held = value
+        self.limit = limit
     }
 
     func hold(_ value: Int) {
         guard value == held else { return }
         entered.signal()
-        _ = opened.wait(timeout: .now() + 10)
+        _ = opened.wait(timeout: .now() + limit)
     }
 
     /// Whether a thread is held (waits up to 10 s for one to arrive).

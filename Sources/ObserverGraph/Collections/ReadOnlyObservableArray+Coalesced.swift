@@ -29,7 +29,7 @@ extension ReadOnlyObservableArray {
     /// `StagedChangeset(_:from:to:)`).
     ///
     /// The first call, with the whole array as inserts into an empty one, happens before this
-    /// returns. Later calls never happen inside the code that changed the array, even on this
+    /// returns (an array that has terminated makes no call at all). Later calls never happen inside the code that changed the array, even on this
     /// actor: a change schedules a call on the actor's next turn, and the changes made until it
     /// runs join that call (changes that undo each other, such as an insert and its removal,
     /// make no call). The closure is a plain closure of the actor, as for
@@ -220,9 +220,15 @@ final class _ArrayCoalescer<Element: Sendable>: _SubscriptionTarget, @unchecked 
     /// A scheduled call's turn on the actor: delivers what is pending (and the terminal event
     /// after it), then schedules the next call if changes arrived meanwhile.
     private func run(_ source: ReadOnlyObservableArray<Element>?, isolation actor: isolated any Actor) {
+        var released: [ArrayChange<Element>] = []  // arrays dropped here: released after unlocking
         let step = state.withLock { state -> Step in
             guard let handler = state.handler else { return .none }
             var change = state.arrived.take()
+            // Changes that undid each other (an insert and its removal): no call for them.
+            if let undone = change, undone.changeset.isEmpty {
+                released.append(undone)
+                change = nil
+            }
             if change == nil && !state.pending.isEmpty {
                 guard let source else {
                     assertionFailure("ObserverGraph: a coalesced change without its array")
@@ -231,16 +237,17 @@ final class _ArrayCoalescer<Element: Sendable>: _SubscriptionTarget, @unchecked 
                 }
                 // The array's lock inside this one: the array never takes this lock under its own.
                 let (current, version) = source._snapshot()
+                released.append(current)
                 guard version == state.version else {
                     // A change is on its way here: its event brings the array to deliver.
                     state.wantsArray = true
                     state.scheduled = false
                     return .none
                 }
-                change = ArrayChange(array: current.array, changeset: state.pending.take())
+                let changeset = state.pending.take()
+                if !changeset.isEmpty { change = ArrayChange(array: current.array, changeset: changeset) }
             }
-            // Changes that undid each other (an insert and its removal): no call.
-            if change?.changeset.isEmpty == true { change = nil }
+            // Whatever was pending is taken now, unless `arrived` was delivered and more came since.
             let terminal = state.terminal
             let again = state.arrived != nil || !state.pending.isEmpty
             if terminal != nil && !again { state.handler = nil }
@@ -251,6 +258,7 @@ final class _ArrayCoalescer<Element: Sendable>: _SubscriptionTarget, @unchecked 
             }
             return .call(handler, change, then: again ? nil : terminal, again: again)
         }
+        withExtendedLifetime(released) {}
         switch step {
         case .none:
             return
@@ -269,12 +277,15 @@ final class _ArrayCoalescer<Element: Sendable>: _SubscriptionTarget, @unchecked 
     }
 
     override func _cancel() {
-        let handler = state.withLock { state in
-            defer { (state.handler, state.cancelled) = (nil, true) }
-            return state.handler
+        let (handler, arrived) = state.withLock { state in
+            defer {
+                (state.handler, state.cancelled, state.arrived) = (nil, true, nil)
+                state.pending = _ComposedArrayChanges(count: 0)
+            }
+            return (state.handler, state.arrived)
         }
         sink.withLock { $0.take() }?.cancel()
-        withExtendedLifetime(handler) {}  // released here, with no lock held
+        withExtendedLifetime((handler, arrived)) {}  // released here, with no lock held
     }
 
     override var _isClosed: Bool {
