@@ -10,6 +10,7 @@
 /// one materializes, once, where each element now comes from (an old index, or -1 for an
 /// inserted element) and which old elements changed; the later changes then update that map in
 /// place, each at about the cost the change had on the array itself.
+@usableFromInline
 struct _ComposedArrayChanges {
     /// The number of elements the observer saw last.
     private(set) var baseCount: Int
@@ -32,12 +33,14 @@ struct _ComposedArrayChanges {
     /// No pending change, from an array of `count` elements.
     ///
     /// - Complexity: O(1).
+    @usableFromInline
     init(count: Int) {
         baseCount = count
         self.count = count
     }
 
     /// Whether no change is pending.
+    @usableFromInline
     var isEmpty: Bool {
         if case .none = form { true } else { false }
     }
@@ -48,6 +51,7 @@ struct _ComposedArrayChanges {
     ///   count) once, for the second change that is not an append; then about the cost of
     ///   applying `changeset` in place to an array of `count` elements: O(k) for appends,
     ///   updates and removals at the end, O(n + k) for other changes, k = its entries.
+    @usableFromInline
     mutating func add(_ changeset: ArrayChangeset) {
         if changeset.isEmpty { return }
         let appended = Self.isAppend(changeset, to: count)
@@ -82,6 +86,7 @@ struct _ComposedArrayChanges {
     ///
     /// - Complexity: O(1) for a single change or for appends; otherwise O(n + K log K), n =
     ///   `baseCount + count`, K = elements out of their old order.
+    @usableFromInline
     mutating func take() -> ArrayChangeset {
         defer {
             form = .none

@@ -34,7 +34,9 @@ extension ReadOnlyObservableArray {
     /// runs join that call (changes that undo each other, such as an insert and its removal,
     /// make no call). The closure is a plain closure of the actor, as for
     /// `observeValues(isolation:_:)`; the observation holds `isolation` weakly and ends when the
-    /// actor is gone.
+    /// actor is gone. On an actor instance, a closure that uses the actor's state captures the
+    /// actor (`[weak self]` would take the closure off the actor) and holds it until the
+    /// observation ends: cancel the token from a `stop()` of the actor.
     ///
     /// Thread safety: the token may be cancelled from anywhere. Cancelled on the actor, no call
     /// happens after `cancel()` returns; cancelled elsewhere, none after the actor's current
@@ -45,6 +47,7 @@ extension ReadOnlyObservableArray {
     ///   only one waiting or all waiting changes are appends; when changes of other kinds pile
     ///   up, O(n) once per call, then about the change's own cost on the array. Per call, O(1)
     ///   for one change or for appends, else O(n + K log K), K = elements out of their old order.
+    @inlinable
     public func observeValuesCoalesced(
         isolation: isolated any Actor = #isolation,
         _ handler: @escaping (ArrayChange<Element>) -> Void
@@ -61,6 +64,7 @@ extension ReadOnlyObservableArray {
     /// Callbacks: `handler`, on `isolation` only. An array that had terminated delivers only its
     /// terminal event, before this returns.
     /// - Complexity: see `observeValuesCoalesced(isolation:_:)`.
+    @inlinable
     public func observeCoalesced(
         isolation: isolated any Actor = #isolation,
         _ handler: @escaping (GraphEvent<ArrayChange<Element>>) -> Void
@@ -70,7 +74,11 @@ extension ReadOnlyObservableArray {
 
     /// Joins a coalescing observer in one critical section of the array (so that it counts every
     /// change after the array it reads), then makes the first call here, on the actor.
-    private func _observeCoalesced(
+    /// Inlinable, with the observer's `receive`, so that both are specialized for the element
+    /// type where the array is observed: unspecialized, each change looked up generic metadata
+    /// (about 250 instructions of the 725 a change cost).
+    @inlinable
+    func _observeCoalesced(
         isolation: isolated any Actor, _ handler: _ArrayCoalescer<Element>.Handler
     ) -> SubscriptionToken {
         let (coalescer, first, terminal, chores) = pipeline.withLock {
@@ -115,41 +123,50 @@ extension ReadOnlyObservableArray {
 ///
 /// Thread safety: `@unchecked Sendable`: `state` is locked; the handler, an actor-isolated
 /// closure, is called only on that actor, with no lock held.
+@usableFromInline
 final class _ArrayCoalescer<Element: Sendable>: _SubscriptionTarget, @unchecked Sendable {
-    enum Handler {
+    @usableFromInline enum Handler {
         case values((ArrayChange<Element>) -> Void)
         case events((GraphEvent<ArrayChange<Element>>) -> Void)
     }
 
-    struct State {
+    @usableFromInline struct State {
         /// `nil` once the observation ended (cancelled, terminated, or its actor gone).
-        var handler: Handler?
+        @usableFromInline var handler: Handler?
         /// The changes not delivered yet.
-        var pending: _ComposedArrayChanges
+        @usableFromInline var pending: _ComposedArrayChanges
         /// The array's version after the last change received.
-        var version: UInt64
+        @usableFromInline var version: UInt64
         /// A call is scheduled or running; it looks at what is pending before it ends.
-        var scheduled = false
+        @usableFromInline var scheduled = false
         /// A call found the array ahead of the changes received: the next change received brings
         /// its array, kept in `arrived`.
-        var wantsArray = false
+        @usableFromInline var wantsArray = false
         /// A change to deliver, with its array, brought by the event the call waited for.
-        var arrived: ArrayChange<Element>?
+        @usableFromInline var arrived: ArrayChange<Element>?
         /// The terminal event, received after every value.
-        var terminal: GraphEvent<ArrayChange<Element>>?
+        @usableFromInline var terminal: GraphEvent<ArrayChange<Element>>?
         /// The token was cancelled (a call that was running may not make another).
-        var cancelled = false
+        @usableFromInline var cancelled = false
+
+        @usableFromInline
+        init(handler: Handler, pending: _ComposedArrayChanges, version: UInt64) {
+            self.handler = handler
+            self.pending = pending
+            self.version = version
+        }
     }
 
-    let state: GraphLock<State>
+    @usableFromInline let state: GraphLock<State>
     /// The actor of the handler, weakly: an actor that keeps its tokens must be able to go.
     weak var actor: (any Actor)?
     /// The array, weakly (a scheduled call holds it strongly, so no change is lost to its deinit).
     weak var source: ReadOnlyObservableArray<Element>?
     /// The token of the observer that feeds this one (whose closure holds this one): set when
     /// it joined, taken by the cancel, which ends that cycle.
-    let sink = GraphLock<SubscriptionToken?>(nil)
+    @usableFromInline let sink = GraphLock<SubscriptionToken?>(nil)
 
+    @usableFromInline
     init(
         handler: Handler, actor: any Actor, source: ReadOnlyObservableArray<Element>, version: UInt64,
         count: Int
@@ -162,6 +179,7 @@ final class _ArrayCoalescer<Element: Sendable>: _SubscriptionTarget, @unchecked 
     }
 
     /// The first call, on the actor, before the observation is returned.
+    @usableFromInline
     func callFirst(_ change: ArrayChange<Element>) {
         guard let handler = state.withLock({ $0.handler }) else { return }
         switch handler {
@@ -171,6 +189,7 @@ final class _ArrayCoalescer<Element: Sendable>: _SubscriptionTarget, @unchecked 
     }
 
     /// Ends an observation of an array that had terminated: its terminal event only.
+    @usableFromInline
     func end(with terminal: GraphEvent<ArrayChange<Element>>) {
         let handler = state.withLock { state in
             defer { state.handler = nil }
@@ -180,6 +199,7 @@ final class _ArrayCoalescer<Element: Sendable>: _SubscriptionTarget, @unchecked 
     }
 
     /// An event of the array, on the thread delivering it (kit code only: no user code runs).
+    @inlinable
     func receive(_ event: GraphEvent<ArrayChange<Element>>) {
         let mustSchedule = state.withLock { state -> Bool in
             guard state.handler != nil else { return false }
@@ -202,7 +222,8 @@ final class _ArrayCoalescer<Element: Sendable>: _SubscriptionTarget, @unchecked 
     }
 
     /// Starts a task that makes the next call on the actor, holding the array until then.
-    private func schedule() {
+    @usableFromInline
+    func schedule() {
         guard let actor else {
             _cancel()  // the actor is gone: the observation ends
             return
