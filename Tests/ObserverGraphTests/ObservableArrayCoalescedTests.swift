@@ -415,12 +415,41 @@ struct ObservableArrayCoalescedTests {
             #expect(await eventually { counts["count"] == 3 })
             #expect(counts["off the actor"] == 0)
         }
-        // A scheduled call holds the actor until it has run; then nothing does.
+        // A scheduled call holds the actor until it has run; then nothing does. (The actor's
+        // deinit may run on another thread, after its weak references read nil.)
         #expect(await eventually { weakCollector == nil })
-        #expect(deinits["payload"] == 1)
-        #expect(items!.observers.isEmpty)
+        #expect(await eventually { deinits["payload"] == 1 })
+        #expect(await eventually { items!.observers.isEmpty })
         items = nil
         #expect(weakItems == nil)
+    }
+
+    /// Out of the list, the observation misses changes it cannot learn: it ends, for good, and
+    /// put back it stays ended (found by a review: put back, it counted a wrong number of
+    /// elements and trapped on an index, or waited for a change that never came).
+    @Test("taken out of the observer list, a coalesced observation ends; put back, it makes no call")
+    func removedFromTheListEnds() async {
+        let items = ObservableArray([1, 2, 3])
+        let log = CoalescedLog<Int>()
+        let token = items.observeCoalesced { log.record($0) }
+        let removed = items.removeAllObservers()
+        #expect(removed.count == 1)
+        #expect(token.isCancelled)
+        items.append(4)
+        for observer in removed { items.addObserver(observer) }
+        items.append(5)
+        try? items.set(9, at: 0)
+        items.append(6)
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(log.changes.map(\.array) == [[1, 2, 3]])
+        #expect(log.terminals == [])
+        // Another coalesced observation of the same array is not affected.
+        let other = CoalescedLog<Int>()
+        let otherToken = items.observeValuesCoalesced { other.record($0) }
+        items.append(7)
+        #expect(await eventually { other.changes.count == 2 })
+        #expect(other.mirror == [9, 2, 3, 4, 5, 6, 7])
+        withExtendedLifetime(otherToken) {}
     }
 
     @Test("a derived array kept only by the coalesced observation's token follows its source")

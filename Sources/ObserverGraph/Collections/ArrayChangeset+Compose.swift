@@ -84,8 +84,8 @@ struct _ComposedArrayChanges {
     /// The composed changeset, from the array of `baseCount` elements to the one of `count`;
     /// afterwards nothing is pending and `baseCount` is `count`.
     ///
-    /// - Complexity: O(1) for a single change or for appends; otherwise O(n + K log K), n =
-    ///   `baseCount + count`, K = elements out of their old order.
+    /// - Complexity: O(1) for a single change, O(k) for k appended elements; otherwise
+    ///   O(n + K log K), n = `baseCount + count`, K = elements out of their old order.
     @usableFromInline
     mutating func take() -> ArrayChangeset {
         defer {

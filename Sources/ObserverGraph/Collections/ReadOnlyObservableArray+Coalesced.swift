@@ -29,14 +29,21 @@ extension ReadOnlyObservableArray {
     /// `StagedChangeset(_:from:to:)`).
     ///
     /// The first call, with the whole array as inserts into an empty one, happens before this
-    /// returns (an array that has terminated makes no call at all). Later calls never happen inside the code that changed the array, even on this
-    /// actor: a change schedules a call on the actor's next turn, and the changes made until it
-    /// runs join that call (changes that undo each other, such as an insert and its removal,
-    /// make no call). The closure is a plain closure of the actor, as for
-    /// `observeValues(isolation:_:)`; the observation holds `isolation` weakly and ends when the
-    /// actor is gone. On an actor instance, a closure that uses the actor's state captures the
-    /// actor (`[weak self]` would take the closure off the actor) and holds it until the
-    /// observation ends: cancel the token from a `stop()` of the actor.
+    /// returns (an array that has terminated makes no call at all). Later calls never happen
+    /// inside the code that changed the array, even on this actor: a change schedules a call on
+    /// the actor's next turn, and the changes made until it runs join that call (changes that
+    /// undo each other, such as an insert and its removal, make no call). One exception: when a
+    /// call runs while another thread is still delivering a change, the call takes the changes
+    /// up to that one, with the array that change's event brings (the next mutation copies it,
+    /// once), and the changes after it come in the next call.
+    ///
+    /// The closure is a plain closure of the actor, as for `observeValues(isolation:_:)`; the
+    /// observation holds `isolation` weakly and ends when the actor is gone. On an actor
+    /// instance, a closure that uses the actor's state captures the actor (`[weak self]` would
+    /// take the closure off the actor) and holds it until the observation ends: cancel the token
+    /// from a `stop()` of the actor. Taking the observation out of the array's observer list
+    /// (`removeObserver(_:)`, `removeAllObservers()`) ends it for good, as a cancel does: it
+    /// could not know what changed while it was out.
     ///
     /// Thread safety: the token may be cancelled from anywhere. Cancelled on the actor, no call
     /// happens after `cancel()` returns; cancelled elsewhere, none after the actor's current
@@ -46,7 +53,8 @@ extension ReadOnlyObservableArray {
     /// - Complexity: O(n) for the first call. Per change, O(k) (k = its entries) while it is the
     ///   only one waiting or all waiting changes are appends; when changes of other kinds pile
     ///   up, O(n) once per call, then about the change's own cost on the array. Per call, O(1)
-    ///   for one change or for appends, else O(n + K log K), K = elements out of their old order.
+    ///   for one change, O(k) for k appended elements, else O(n + K log K), K = elements out of
+    ///   their old order.
     @inlinable
     public func observeValuesCoalesced(
         isolation: isolated any Actor = #isolation,
@@ -93,7 +101,8 @@ extension ReadOnlyObservableArray {
             if let terminal = state.terminal { return (coalescer, nil, terminal, (false, false)) }
             let sink = _EventSink<ArrayChange<Element>>(
                 firstSequence: state.takeSequence(), mode: .nonisolated,
-                handler: .events { [coalescer] in coalescer.receive($0) }, source: self, direct: true)
+                handler: .events { [coalescer] in coalescer.receive($0) }, source: self, direct: true,
+                endsOnRemoval: true)
             let joined = _subscribeDeferringSweep(sink)
             coalescer.sink.withLock { $0 = SubscriptionToken(sink) }
             return (coalescer, _replayValue(state.current!), nil, (joined.sweepDue, joined.releaseDue))
@@ -201,6 +210,10 @@ final class _ArrayCoalescer<Element: Sendable>: _SubscriptionTarget, @unchecked 
     /// An event of the array, on the thread delivering it (kit code only: no user code runs).
     @inlinable
     func receive(_ event: GraphEvent<ArrayChange<Element>>) {
+        if case .failed(let error) = event, error is _LeftTheObserverList {
+            endOutOfTheList()
+            return
+        }
         let mustSchedule = state.withLock { state -> Bool in
             guard state.handler != nil else { return false }
             switch event {
@@ -219,6 +232,14 @@ final class _ArrayCoalescer<Element: Sendable>: _SubscriptionTarget, @unchecked 
             return true
         }
         if mustSchedule { schedule() }
+    }
+
+    /// The sink left the array's observer list other than by this observation's cancel (which
+    /// ended it first) or its termination (whose event came first): it missed or will miss
+    /// changes it cannot learn, so the observation ends, as a cancel ends it.
+    @usableFromInline
+    func endOutOfTheList() {
+        end(unlessTerminated: true)
     }
 
     /// Starts a task that makes the next call on the actor, holding the array until then.
@@ -298,15 +319,25 @@ final class _ArrayCoalescer<Element: Sendable>: _SubscriptionTarget, @unchecked 
     }
 
     override func _cancel() {
-        let (handler, arrived) = state.withLock { state in
+        end(unlessTerminated: false)
+    }
+
+    /// Ends the observation: no call after this (on the actor; elsewhere, after the actor's
+    /// current turn), the sink leaves the list, and the closure and what was pending are
+    /// released, with no lock held. `unlessTerminated`: not if it has ended already or its
+    /// terminal event has come (checked in the same critical section).
+    private func end(unlessTerminated: Bool) {
+        let taken = state.withLock { state -> (Handler?, ArrayChange<Element>?)? in
+            if unlessTerminated && (state.handler == nil || state.terminal != nil) { return nil }
             defer {
                 (state.handler, state.cancelled, state.arrived) = (nil, true, nil)
                 state.pending = _ComposedArrayChanges(count: 0)
             }
             return (state.handler, state.arrived)
         }
+        guard let taken else { return }
         sink.withLock { $0.take() }?.cancel()
-        withExtendedLifetime((handler, arrived)) {}  // released here, with no lock held
+        withExtendedLifetime(taken) {}
     }
 
     override var _isClosed: Bool {

@@ -45,7 +45,8 @@ public final class SubscriptionToken: Sendable {
     /// from the source's observer list (`removeObserver(_:)`, `removeAllObservers()`) is not
     /// cancelled: nothing reaches it while it is out of the list, and it is delivered to again if
     /// added back, so this stays `false` (`hasObserver(_:)` of the source tells whether it is in
-    /// the list).
+    /// the list). A coalesced observation of an array is the exception: taken out of the list,
+    /// it ends, and this is `true`.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
@@ -184,6 +185,11 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     /// `false` here, and every such delivery then goes through the mailbox. (Not covered: such a
     /// program observing from inside `DispatchQueue.main.sync { }` would get `true`.)
     @usableFromInline let _mainQueueIsMainActor: Bool
+    /// A kit-internal sink that feeds a coalescing observation of an array (see
+    /// `_ArrayCoalescer`): taken out of the observer list by anything but its own cancel
+    /// (`removeObserver`, `removeAllObservers`), it tells that observation, which then ends: it
+    /// cannot know what changed while it was out.
+    @usableFromInline let _endsOnRemoval: Bool
     @usableFromInline let state: GraphLock<_SinkState<Value>>
     /// A nonisolated sink's call gate (`_CallGate<Value>`, where the OS has atomics): its calls
     /// and `close()` meet on one atomic word instead of two critical sections per call. `nil`
@@ -210,12 +216,13 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     @inlinable
     init(
         firstSequence: UInt64, mode: Mode, handler: _Handler<Value>.Body, source: GraphEventSource<Value>,
-        direct: Bool = false
+        direct: Bool = false, endsOnRemoval: Bool = false
     ) {
         self.firstSequence = firstSequence
         var directCall: Handler?
         if direct, case .events(let call) = handler { directCall = call }
         _direct = directCall
+        _endsOnRemoval = endsOnRemoval && directCall != nil
         var isolation: (any Actor)?
         if case .values = handler { _valuesOnly = true } else { _valuesOnly = false }
         switch mode {
@@ -685,6 +692,13 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
         source?.removeObserver(self)
     }
 
+    /// Tells a coalescing observation that its sink left the observer list (`_endsOnRemoval`);
+    /// nothing for every other sink. Called by the core after each removal, with no lock held.
+    @usableFromInline
+    func didUnsubscribe(from observable: any GraphObservable) {
+        if _endsOnRemoval, let direct = _direct { direct(.failed(_LeftTheObserverList())) }
+    }
+
     @usableFromInline
     override var _isClosed: Bool {
         if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _gate {
@@ -845,4 +859,11 @@ final class _Handler<Value: Sendable> {
     func call(_ event: GraphEvent<Value>, value: Value) {
         if valuesOnly { values(value) } else { events(event) }
     }
+}
+
+/// What a coalescing observation's sink reports when it leaves the observer list (see
+/// `_EventSink._endsOnRemoval`); never delivered to a closure.
+@usableFromInline
+struct _LeftTheObserverList: Error {
+    @usableFromInline init() {}
 }
