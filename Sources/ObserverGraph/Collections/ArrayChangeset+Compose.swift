@@ -1,6 +1,41 @@
 // Composing the changesets of several changes into one: what a coalesced observation of an array
 // (`ReadOnlyObservableArray.observeCoalesced(isolation:_:)`) delivers when changes came faster
-// than its actor took them.
+// than its actor took them. A sectioned array composes its list of sections and each section's
+// items with it (`_ComposedSectionedChanges`).
+
+/// What a coalesced observation of an array composes (see `_Coalescer`).
+@usableFromInline
+struct _ArrayComposer<Element: Sendable>: _ChangeComposer {
+    @usableFromInline var changes: _ComposedArrayChanges
+
+    @inlinable
+    init(from change: ArrayChange<Element>) {
+        changes = _ComposedArrayChanges(count: change.array.count)
+    }
+
+    @inlinable
+    init() {
+        changes = _ComposedArrayChanges(count: 0)
+    }
+
+    @inlinable
+    var isEmpty: Bool { changes.isEmpty }
+
+    @inlinable
+    mutating func add(_ change: ArrayChange<Element>) {
+        changes.add(change.changeset)
+    }
+
+    @inlinable
+    mutating func take(with current: ArrayChange<Element>) -> ArrayChange<Element> {
+        ArrayChange(array: current.array, changeset: changes.take())
+    }
+
+    @inlinable
+    static func isUnchanged(_ change: ArrayChange<Element>) -> Bool {
+        change.changeset.isEmpty
+    }
+}
 
 /// The changes an observer has not received yet, composed into one changeset from the array it
 /// saw last (`baseCount` elements) to the array after them (`count` elements). A value; no
@@ -102,6 +137,49 @@ struct _ComposedArrayChanges {
         case .origins(let origins, let updated):
             return ArrayChangeset.fromOrigins(origins, oldCount: baseCount, updated: updated)
         }
+    }
+
+    /// The index, in the array the observer saw last, of the element now at `position`; `nil`
+    /// for an element inserted since. `position` must be in `0..<count`.
+    ///
+    /// - Complexity: O(1), except after exactly one change that is not an append: O(baseCount +
+    ///   count) once (the map of origins is made then, as a second change would make it).
+    @usableFromInline
+    mutating func origin(at position: Int) -> Int? {
+        switch form {
+        case .none:
+            return position
+        case .appends:
+            return position < baseCount ? position : nil
+        case .single(let first):
+            let (optional, marks) = first.origins(oldCount: baseCount, newCount: count)
+            let origins = optional.map { $0 ?? -1 }
+            form = .origins(origins, updated: marks)
+            return origins[position] >= 0 ? origins[position] : nil
+        case .origins(let origins, _):
+            return origins[position] >= 0 ? origins[position] : nil
+        }
+    }
+
+    /// For each index of the array the observer saw last, the position of its element after
+    /// the pending changes (-1: removed); `nil` when every element that is still there kept its
+    /// index (no pending change, or appends alone). Takes nothing.
+    ///
+    /// - Complexity: O(1) when `nil`; otherwise O(baseCount + count).
+    @usableFromInline
+    func positions() -> [Int]? {
+        let origins: [Int]
+        switch form {
+        case .none, .appends:
+            return nil
+        case .single(let first):
+            origins = first.origins(oldCount: baseCount, newCount: count).origins.map { $0 ?? -1 }
+        case .origins(let map, _):
+            origins = map
+        }
+        var positions = [Int](repeating: -1, count: baseCount)
+        for (position, origin) in origins.enumerated() where origin >= 0 { positions[origin] = position }
+        return positions
     }
 
     /// Whether `changeset` only appends to an array of `count` elements.

@@ -140,6 +140,12 @@ public struct SectionedArrayChange<Metadata, Item> {
     public internal(set) var sections: [ArraySection<Metadata, Item>]
     /// How they differ from the previous sections.
     public internal(set) var changeset: SectionedChangeset
+
+    @usableFromInline
+    init(sections: [ArraySection<Metadata, Item>], changeset: SectionedChangeset) {
+        self.sections = sections
+        self.changeset = changeset
+    }
 }
 
 extension SectionedArrayChange: Sendable where Metadata: Sendable, Item: Sendable {}

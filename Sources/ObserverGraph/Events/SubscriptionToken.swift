@@ -186,7 +186,7 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     /// program observing from inside `DispatchQueue.main.sync { }` would get `true`.)
     @usableFromInline let _mainQueueIsMainActor: Bool
     /// A kit-internal sink that feeds a coalescing observation of an array (see
-    /// `_ArrayCoalescer`): taken out of the observer list by anything but its own cancel
+    /// `_Coalescer`): taken out of the observer list by anything but its own cancel
     /// (`removeObserver`, `removeAllObservers`), it tells that observation, which then ends: it
     /// cannot know what changed while it was out.
     @usableFromInline let _endsOnRemoval: Bool
