@@ -193,6 +193,13 @@ let workloads = [
         "set n elements of an ObservableArray<Int> of 1,000, observed through a filter and a map by one closure each",
     "actorappend":
         "append n elements to an ObservableArray<Int> on the main actor, observed by one main-actor closure",
+    "coalescedappend":
+        "append n elements to an ObservableArray<Int> on the main actor, observed coalesced by one main-actor closure",
+    "mainappend": "append n elements to an ObservableArray<Int> on the main actor, with no observer",
+    "coalescedsections":
+        "append n items across the 4 sections of an ObservableSectionedArray on the main actor, observed coalesced by one main-actor closure",
+    "mainsections":
+        "append n items across the 4 sections of an ObservableSectionedArray on the main actor, with no observer",
     "actorsend":
         "send n values to an EventChannel<Int> on the main actor, observed by one main-actor closure",
     "send": "send n values to an EventChannel<Int> on the main actor, observed by one nonisolated closure",
@@ -592,6 +599,33 @@ func measuredSectionAppendOnMain(_ count: Int) -> Int {
     for i in 0..<count { array.append(i) }
     withExtendedLifetime(token) {}
     return inserted
+}
+/// Appends on the main actor to an array, or across the 4 sections of a sectioned array, observed
+/// coalesced by one main-actor closure (`coalescedappend`, `coalescedsections`) or by nobody
+/// (`mainappend`, `mainsections`): the difference is what the coalescing costs per change (its
+/// one call comes after this returns, on a later turn, uncounted).
+@MainActor @inline(never)
+func measuredSectionCoalescedOnMain(_ count: Int, sectioned: Bool, observed: Bool) -> Int {
+    var calls = 0
+    if sectioned {
+        let table = ObservableSectionedArray((0..<4).map { ArraySection(metadata: $0, items: [Int]()) })
+        let token = observed ? table.observeValuesCoalesced { _ in calls &+= 1 } : nil
+        for i in 0..<count { try? table.appendItem(i, toSection: i & 3) }
+        withExtendedLifetime(token) {}
+        return calls &+ table.sections.count
+    }
+    let array = ObservableArray<Int>()
+    let token = observed ? array.observeValuesCoalesced { _ in calls &+= 1 } : nil
+    for i in 0..<count { array.append(i) }
+    withExtendedLifetime(token) {}
+    return calls &+ array.count
+}
+switch workload {
+case "coalescedappend", "mainappend", "coalescedsections", "mainsections":
+    blackHole(
+        measuredSectionCoalescedOnMain(
+            n, sectioned: workload.hasSuffix("sections"), observed: workload.hasPrefix("coalesced")))
+default: break
 }
 if workload == "actorset" { blackHole(measuredSectionOnMain(n)) }
 if workload == "actorappend" { blackHole(measuredSectionAppendOnMain(n)) }

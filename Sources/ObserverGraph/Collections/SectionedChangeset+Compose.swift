@@ -15,8 +15,13 @@
 struct _ComposedSectionedChanges {
     /// The list of sections.
     private var sections: _ComposedArrayChanges
-    /// The item changes of each section the observer saw that has had any, by its index then.
-    private var items: [Int: _ComposedArrayChanges] = [:]
+    /// The item changes of each section the observer saw, by its index then (`nil`: none since
+    /// the last call). An array, not a dictionary: a change finds its section's entry without
+    /// hashing (hashing and a dictionary's accessors were most of a change's cost). It grows to
+    /// the largest index that has had item changes and is kept from call to call.
+    private var items: [_ComposedArrayChanges?] = []
+    /// The indices of `items` that are not `nil`, in the order of their first change.
+    private var touched: [Int] = []
 
     /// No pending change, from `count` sections.
     ///
@@ -28,7 +33,7 @@ struct _ComposedSectionedChanges {
 
     /// Whether no change is pending.
     @usableFromInline
-    var isEmpty: Bool { sections.isEmpty && items.isEmpty }
+    var isEmpty: Bool { sections.isEmpty && touched.isEmpty }
 
     /// Adds `changeset`, a valid change of the sections after the pending ones; `itemCount(p)`
     /// is the number of items of section `p` after it (read only for a section whose items
@@ -44,8 +49,14 @@ struct _ComposedSectionedChanges {
         sections.add(changeset.sections)
         for (position, changes) in changeset.items {
             guard let origin = sections.origin(at: position) else { continue }  // new: comes whole
-            items[origin, default: _ComposedArrayChanges(count: itemCount(position) - changes._growth)]
-                .add(changes)
+            if origin >= items.count {
+                items.append(contentsOf: repeatElement(nil, count: origin + 1 - items.count))
+            }
+            if case .none = items[origin] {
+                items[origin] = _ComposedArrayChanges(count: itemCount(position) - changes._growth)
+                touched.append(origin)
+            }
+            items[origin]!.add(changes)  // in place
         }
     }
 
@@ -53,22 +64,23 @@ struct _ComposedSectionedChanges {
     /// pending changes; afterwards nothing is pending.
     ///
     /// - Complexity: the list of sections' `take()`, plus O(sections) when sections with item
-    ///   changes moved, plus each such section's item changes' `take()`.
+    ///   changes moved or were removed, plus each such section's item changes' `take()`.
     @usableFromInline
     mutating func take() -> SectionedChangeset {
-        guard !items.isEmpty else { return SectionedChangeset(sections: sections.take()) }
+        guard !touched.isEmpty else { return SectionedChangeset(sections: sections.take()) }
         let positions = sections.positions()
         let sectionChanges = sections.take()
         let wholeSections = Set(sectionChanges.inserts)
         var itemChanges: [Int: ArrayChangeset] = [:]
-        itemChanges.reserveCapacity(items.count)
-        for (origin, var changes) in items {
+        itemChanges.reserveCapacity(touched.count)
+        for origin in touched {
+            guard var changes = items[origin].take() else { continue }
             let position = positions?[origin] ?? origin
             guard position >= 0, !wholeSections.contains(position) else { continue }
             let changeset = changes.take()
             if !changeset.isEmpty { itemChanges[position] = changeset }
         }
-        items = [:]
+        touched.removeAll(keepingCapacity: true)
         return SectionedChangeset(sections: sectionChanges, items: itemChanges)
     }
 }

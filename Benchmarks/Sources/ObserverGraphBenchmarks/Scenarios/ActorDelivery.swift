@@ -23,7 +23,7 @@ import ObserverGraph
 enum ActorDelivery {
     static let id = "actors"
     static let summary =
-        "values to a main-actor closure, fed from main and from another thread, ns per value; an array filled from another thread, ns per append"
+        "values to a main-actor closure, fed from main and from another thread, ns per value; an array and a sectioned array filled from another thread, ns per item"
 
     static let kitMainFromMain = "kit main-actor closure"
     static let kitNonisolated = "kit nonisolated closure"
@@ -81,6 +81,7 @@ enum ActorDelivery {
             reference: true)
 
         await runArrays(plan: plan, report: report)
+        await runSections(plan: plan, report: report)
     }
 
     // MARK: - Fed from the main actor
@@ -215,6 +216,7 @@ enum ActorDelivery {
 
     static func evaluate(_ report: Report, plan: Plan) {
         evaluateArrays(report, plan: plan)
+        evaluateSections(report, plan: plan)
         let k = plan.asyncElements
         let fromMain = fromMainScenario(k)
         let fromThread = fromThreadScenario(k)
