@@ -18,6 +18,18 @@ final class ListViewModel {
     }
 }
 
+@MainActor
+final class InboxViewModel {
+    private(set) var sections: [ArraySection<String, String>] = []
+    private var token: SubscriptionToken?
+
+    init(inbox: ObservableSectionedArray<String, String>) {
+        token = inbox.observeValuesCoalesced { [weak self] change in
+            self?.sections = change.sections  // a table view applies change.changeset
+        }
+    }
+}
+
 @Suite("Docs: Observable arrays and table updates", .timeLimit(.minutes(3)))
 @MainActor
 struct ObservableArraysArticleTests {
@@ -76,6 +88,23 @@ struct ObservableArraysArticleTests {
         items.append("Phil")
         #expect(model.rows.count == 4)  // a later turn, not inside the appends
         #expect(await eventually { model.rows.count == 6 })
+    }
+
+    @Test("The coalesced sectioned view model: its sections at once, then another actor's changes")
+    func coalescedSectionedViewModel() async throws {
+        let inbox = ObservableSectionedArray<String, String>([
+            ArraySection(metadata: "Today", items: ["Lunch"])
+        ])
+        let model = InboxViewModel(inbox: inbox)
+        #expect(model.sections.map(\.items) == [["Lunch"]])
+        await Task.detached {
+            for title in ["Call", "Mail"] { try? inbox.appendItem(title, toSection: 0) }
+            inbox.appendSection(ArraySection(metadata: "Later", items: ["Taxes"]))
+        }.value
+        #expect(await eventually { model.sections.map(\.items) == [["Lunch", "Call", "Mail"], ["Taxes"]] })
+        try inbox.removeItem(at: ItemPath(section: 0, item: 0))
+        #expect(model.sections[0].items.count == 3)  // a later turn, not inside the removal
+        #expect(await eventually { model.sections[0].items == ["Call", "Mail"] })
     }
 
     @Test("A batch is one event with one merged changeset")
