@@ -1557,7 +1557,13 @@ extension GraphNode {
             return mustSchedule
         }
         guard mustSchedule else { return }
-        Task { await self._drainPostsTask(key, isolation: actor) }
+        // On the main actor, the task starts there: a task of a nonisolated closure would start on
+        // the shared pool of threads and wait for a free one before its hop.
+        if actor === MainActor.shared {
+            Task { @MainActor in self._drainPostsTask(key, isolation: MainActor.shared) }
+        } else {
+            Task { await self._drainPostsTask(key, isolation: actor) }
+        }
     }
 
     /// The task's turn on the actor: it is no longer on its way; drain unless a drain runs.

@@ -192,7 +192,8 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
         end(unlessTerminated: true)
     }
 
-    /// Starts a task that makes the next call on the actor, holding the source until then.
+    /// Starts a task that makes the next call on the actor, holding the source until then. On
+    /// the main actor, the task starts there (see `_EventSink._startMailboxTask`).
     @usableFromInline
     func schedule() {
         guard let actor else {
@@ -200,7 +201,11 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
             return
         }
         let source = source
-        Task { await self.run(source, isolation: actor) }
+        if ObjectIdentifier(actor) == _MainActorCheck.mainActor {
+            Task { @MainActor in self.run(source, isolation: MainActor.shared) }
+        } else {
+            Task { await self.run(source, isolation: actor) }
+        }
     }
 
     private enum Step {
