@@ -218,6 +218,28 @@ struct ObservableSectionedArrayCoalescedTests {
         token.cancel()
     }
 
+    /// A changeset does not say that the item one section gains is the one another lost, so an
+    /// item moved to another section and back composes into a delete and an insert in its own
+    /// section (found by a review: the docs had promised what one batch of the same moves
+    /// delivers, no change or a move).
+    @Test("an item moved to another section and back: a delete and an insert in its section, valid")
+    func itemMovedAcrossAndBack() async throws {
+        let table = ObservableSectionedArray<String, Int>([
+            TestSection(metadata: "A", items: [1, 2]), TestSection(metadata: "B", items: [3]),
+        ])
+        let log = SectionedCoalescedLog()
+        let token = table.observeValuesCoalesced { log.record($0) }
+        try table.moveItem(from: ItemPath(section: 0, item: 0), to: ItemPath(section: 1, item: 0))
+        try table.moveItem(from: ItemPath(section: 1, item: 0), to: ItemPath(section: 0, item: 1))
+        #expect(await eventually { log.changes.count == 2 })
+        #expect(log.changes[1].sections.map(\.items) == [[2, 1], [3]])
+        #expect(
+            log.changes[1].changeset
+                == SectionedChangeset(items: [0: ArrayChangeset(deletes: [0], inserts: [1])]))
+        #expect(log.problems.isEmpty)
+        token.cancel()
+    }
+
     @Test("changes that undo each other make no call")
     func undoneChangesMakeNoCall() async throws {
         let table = Self.table()

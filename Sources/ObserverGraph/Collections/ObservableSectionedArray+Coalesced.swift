@@ -24,21 +24,24 @@ extension ObservableSectionedArray {
     /// mutation made while one waits copies the list of sections and the items it touches first;
     /// a coalesced observation queues no sections, and they are copied at most once per call.
     ///
-    /// The composed changeset is what one batch making all those changes would deliver, up to
-    /// the choice of moves: the list of sections composed as an array's changes are (a section
-    /// whose metadata changed is an update), and for each section of the previous call that is
-    /// still there, its items' changes composed, at its new index. A section inserted since
-    /// comes whole, with its items; so does a section that moved and whose metadata changed (the
-    /// changeset deletes and inserts it). An item moved to another section is a delete there and
-    /// an insert here.
+    /// The composed changeset is made from the changes' changesets: the list of sections
+    /// composed as an array's changes are (a section whose metadata changed is an update), and
+    /// for each section of the previous call that is still there, its items' changes composed,
+    /// at its new index. A section inserted since comes whole, with its items; so does a section
+    /// that moved and whose metadata changed (the changeset deletes and inserts it). An item
+    /// moved to another section is a delete there and an insert here, as in every sectioned
+    /// changeset, and so is one moved to another section and back: a delete and an insert in its
+    /// own section, where one batch making the same moves would deliver a move or no change (a
+    /// changeset does not say that the item one section gains is the one another lost).
     ///
     /// Calls, ownership, the actor and cancelling are as for
     /// `ReadOnlyObservableArray.observeValuesCoalesced(isolation:_:)`: the first call, with every
     /// section as an insert, before this returns; later calls never inside the code that
-    /// changed the sections, even on this actor; no call for changes that undo each other; a
-    /// call may take the changes up to one another thread is still delivering, with the sections
-    /// its event brings; the observation holds `isolation` weakly; taken out of the observer
-    /// list, it ends.
+    /// changed the sections, even on this actor; no call for changes that undo each other within
+    /// the list of sections or within one section's items (an insert and its removal); a call
+    /// may take the changes up to one another thread is still delivering, with the sections its
+    /// event brings; the observation holds `isolation` weakly; taken out of the observer list,
+    /// it ends.
     ///
     /// Thread safety: the token may be cancelled from anywhere. Cancelled on the actor, no call
     /// happens after `cancel()` returns; cancelled elsewhere, none after the actor's current
@@ -48,9 +51,10 @@ extension ObservableSectionedArray {
     /// - Complexity: O(S) for the first call, S = sections. Per change, about its cost on an
     ///   array (see the array's form) for the list of sections, plus for each section whose
     ///   items it changes that cost on that section's items (O(S) once per call when the list of
-    ///   sections changed other than by appends before). Per call, O(1) for one change; else the
-    ///   array's cost for the list of sections, O(S) more when sections with item changes moved,
-    ///   plus the array's cost for each section whose items changed.
+    ///   sections changed other than by appends before). Per call, O(1) for one change that
+    ///   changes the list of sections or items, not both; else the array's cost for the list of
+    ///   sections, O(S) more when sections with item changes moved or went, plus the array's cost
+    ///   for each section whose items changed.
     @inlinable
     public func observeValuesCoalesced(
         isolation: isolated any Actor = #isolation,
