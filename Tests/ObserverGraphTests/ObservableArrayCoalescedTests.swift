@@ -1,6 +1,12 @@
 import ObserverGraph
 import Testing
 
+/// How long a coalesced test waits for a call. A coalesced call's task starts on the shared pool
+/// of threads, then hops to the observer's actor (see `_Coalescer.schedule()`), and under the
+/// thread sanitizer the suite's stress tests can hold every thread of that pool for over a
+/// minute (77 s measured, with other builds loading the machine): 30 s failed two tests then.
+let coalescedCallLimit: Duration = .seconds(300)
+
 /// What a coalesced observer on the main actor received: every call's change, in order.
 @MainActor
 final class CoalescedLog<Element: Equatable & Sendable> {
@@ -102,7 +108,7 @@ struct ObservableArrayCoalescedTests {
         try? items.set(7, at: 1)  // [2, 7, 4, 5, 6]
         try? items.move(from: 3, to: 0)  // [5, 2, 7, 4, 6]
         #expect(log.changes.count == 1)  // not inside the calls that changed it
-        #expect(await eventually { log.changes.count == 2 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
         #expect(log.changes.last?.array == [5, 2, 7, 4, 6])
         // From [1, 2, 3, 4, 5]: 1 deleted, 6 inserted, 3 changed in place, 5 moved to the front.
         #expect(
@@ -120,16 +126,16 @@ struct ObservableArrayCoalescedTests {
         items.append(3)
         items.append(contentsOf: [4, 5])
         items.append(6)
-        #expect(await eventually { log.changes.count == 2 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
         #expect(
             log.changes[1]
                 == ArrayChange(array: [1, 2, 3, 4, 5, 6], changeset: ArrayChangeset(inserts: [2, 3, 4, 5])))
         try? items.move(from: 0, to: 5)
-        #expect(await eventually { log.changes.count == 3 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 3 })
         #expect(log.changes[2].changeset == ArrayChangeset(moves: [.init(from: 0, to: 5)]))
         try? items.set(9, at: 0)
         try? items.set(8, at: 0)
-        #expect(await eventually { log.changes.count == 4 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 4 })
         #expect(
             log.changes[3] == ArrayChange(array: [8, 3, 4, 5, 6, 1], changeset: ArrayChangeset(updates: [0])))
         #expect(log.problems.isEmpty)
@@ -144,12 +150,12 @@ struct ObservableArrayCoalescedTests {
         try? items.insert(9, at: 1)
         _ = try? items.remove(at: 1)
         items.append(4)  // a marker after them
-        #expect(await eventually { log.changes.count == 2 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
         try? items.insert(9, at: 0)
         _ = try? items.remove(at: 0)
         await Task.yield()
         items.append(5)
-        #expect(await eventually { log.changes.count == 3 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 3 })
         #expect(
             log.changesets == [
                 ArrayChangeset(inserts: [0, 1, 2]), ArrayChangeset(inserts: [3]),
@@ -183,7 +189,9 @@ struct ObservableArrayCoalescedTests {
                 }
             }
             items.append(10_000 + turn)  // so that no turn's changes cancel out
-            #expect(await eventually { log.changes.count == turn + 1 }, "seed \(seed), turn \(turn)")
+            #expect(
+                await eventually(within: coalescedCallLimit) { log.changes.count == turn + 1 },
+                "seed \(seed), turn \(turn)")
             #expect(log.mirror == items.array)
         }
         #expect(log.problems == [], "seed \(seed)")
@@ -196,7 +204,7 @@ struct ObservableArrayCoalescedTests {
         let log = CoalescedLog<Int>()
         let token = items.observeValuesCoalesced { log.record($0) }
         await ArrayFiller().append(64_000, from: 0, to: items)
-        #expect(await eventually { log.mirror.count == 64_000 })
+        #expect(await eventually(within: coalescedCallLimit) { log.mirror.count == 64_000 })
         #expect(log.mirror == Array(0..<64_000))
         #expect(log.problems.isEmpty)
         #expect(log.changes.count <= 64_001)
@@ -215,7 +223,7 @@ struct ObservableArrayCoalescedTests {
         for _ in 0..<200 { await Task.yield() }  // take calls while the other actor changes it
         try await work
         let final = items.array
-        #expect(await eventually { log.mirror == final }, "seed \(seed)")
+        #expect(await eventually(within: coalescedCallLimit) { log.mirror == final }, "seed \(seed)")
         #expect(log.problems == [], "seed \(seed)")
         token.cancel()
     }
@@ -232,7 +240,7 @@ struct ObservableArrayCoalescedTests {
         }.value
         let final = items.array
         #expect(final.count == 10_000)
-        #expect(await eventually { log.mirror == final })
+        #expect(await eventually(within: coalescedCallLimit) { log.mirror == final })
         #expect(log.problems.isEmpty)
         token.cancel()
     }
@@ -262,7 +270,7 @@ struct ObservableArrayCoalescedTests {
         #expect(log.changes.count == 1)
         gate.open()
         #expect(appends.returned(within: 10))
-        #expect(await eventually { log.changes.count == 2 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
         for _ in 0..<20 { await Task.yield() }
         #expect(
             log.changes == [
@@ -302,7 +310,7 @@ struct ObservableArrayCoalescedTests {
         try? await Task.sleep(for: .milliseconds(100))
         gate.open()
         #expect(changes.returned(within: 10))  // blocks the main actor: everything has arrived
-        #expect(await eventually { log.terminals.count == 1 })
+        #expect(await eventually(within: coalescedCallLimit) { log.terminals.count == 1 })
         #expect(log.changesets == [ArrayChangeset(inserts: [0, 1, 2]), ArrayChangeset(inserts: [3])])
         #expect(log.mirror == [1, 2, 3, 4])
         #expect(log.terminals == ["finished"])
@@ -318,7 +326,7 @@ struct ObservableArrayCoalescedTests {
         items.append(2)
         items.append(3)
         items.finish()
-        #expect(await eventually { log.terminals.count == 1 })
+        #expect(await eventually(within: coalescedCallLimit) { log.terminals.count == 1 })
         #expect(log.changesets == [ArrayChangeset(inserts: [0]), ArrayChangeset(inserts: [1, 2])])
         #expect(log.terminals == ["finished"])
         #expect(token.isCancelled)
@@ -340,7 +348,7 @@ struct ObservableArrayCoalescedTests {
         }
         items.append(2)
         items.finish()
-        #expect(await eventually { log.changes.count == 2 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
         for _ in 0..<20 { await Task.yield() }
         #expect(log.terminals == [])
         #expect(token?.isCancelled == true)
@@ -353,7 +361,7 @@ struct ObservableArrayCoalescedTests {
         let token = items!.observeCoalesced { log.record($0) }
         items!.append(2)
         items = nil
-        #expect(await eventually { log.terminals.count == 1 })
+        #expect(await eventually(within: coalescedCallLimit) { log.terminals.count == 1 })
         #expect(log.changes.map(\.array) == [[1], [1, 2]])
         #expect(log.terminals == ["finished"])
         #expect(token.isCancelled)
@@ -392,7 +400,7 @@ struct ObservableArrayCoalescedTests {
             if change.array.count == 3 { token?.cancel() }
         }
         items.append(2)
-        #expect(await eventually { log.changes.count == 3 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 3 })
         items.append(4)
         for _ in 0..<20 { await Task.yield() }
         #expect(log.changes.map(\.array) == [[1], [1, 2], [1, 2, 3]])
@@ -412,14 +420,14 @@ struct ObservableArrayCoalescedTests {
             await collector.start(items!, payload: Payload(deinits: deinits))
             items!.append(3)
             let counts = collector.counts
-            #expect(await eventually { counts["count"] == 3 })
+            #expect(await eventually(within: coalescedCallLimit) { counts["count"] == 3 })
             #expect(counts["off the actor"] == 0)
         }
         // A scheduled call holds the actor until it has run; then nothing does. (The actor's
         // deinit may run on another thread, after its weak references read nil.)
-        #expect(await eventually { weakCollector == nil })
-        #expect(await eventually { deinits["payload"] == 1 })
-        #expect(await eventually { items!.observers.isEmpty })
+        #expect(await eventually(within: coalescedCallLimit) { weakCollector == nil })
+        #expect(await eventually(within: coalescedCallLimit) { deinits["payload"] == 1 })
+        #expect(await eventually(within: coalescedCallLimit) { items!.observers.isEmpty })
         items = nil
         #expect(weakItems == nil)
     }
@@ -447,7 +455,7 @@ struct ObservableArrayCoalescedTests {
         let other = CoalescedLog<Int>()
         let otherToken = items.observeValuesCoalesced { other.record($0) }
         items.append(7)
-        #expect(await eventually { other.changes.count == 2 })
+        #expect(await eventually(within: coalescedCallLimit) { other.changes.count == 2 })
         #expect(other.mirror == [9, 2, 3, 4, 5, 6, 7])
         withExtendedLifetime(otherToken) {}
     }
@@ -458,7 +466,7 @@ struct ObservableArrayCoalescedTests {
         let log = CoalescedLog<Int>()
         let token = items.map { $0 * 10 }.observeValuesCoalesced { log.record($0) }
         items.append(3)
-        #expect(await eventually { log.mirror == [10, 20, 30] })
+        #expect(await eventually(within: coalescedCallLimit) { log.mirror == [10, 20, 30] })
         token.cancel()
     }
 }

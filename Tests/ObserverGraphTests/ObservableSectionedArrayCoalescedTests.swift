@@ -156,7 +156,7 @@ struct ObservableSectionedArrayCoalescedTests {
         try table.insertSection(TestSection(metadata: "D", items: [8]), at: 0)  // [D, B, C2]
         try table.appendItem(9, toSection: 0)  // D: [8, 9], a section new since the last call
         #expect(log.changes.count == 1)  // not inside the calls that changed it
-        #expect(await eventually { log.changes.count == 2 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
         #expect(
             log.changes.last?.sections == [
                 TestSection(metadata: "D", items: [8, 9]), TestSection(metadata: "B", items: [3, 7]),
@@ -180,7 +180,7 @@ struct ObservableSectionedArrayCoalescedTests {
         let token = table.observeValuesCoalesced { log.record($0) }
         try table.appendItem(10, toSection: 0)  // A: [1, 2, 10]
         try table.moveSection(from: 0, to: 2)  // [B, C, A]
-        #expect(await eventually { log.changes.count == 2 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
         #expect(
             log.changes[1].changeset
                 == SectionedChangeset(
@@ -189,7 +189,7 @@ struct ObservableSectionedArrayCoalescedTests {
         try table.setMetadata("A2", at: 2)
         try table.moveSection(from: 2, to: 0)  // [A2, B, C]
         try table.appendItem(11, toSection: 0)
-        #expect(await eventually { log.changes.count == 3 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 3 })
         // A moved and changed: deleted at its old index, inserted at its new one, with its items.
         #expect(
             log.changes[2].changeset
@@ -206,7 +206,7 @@ struct ObservableSectionedArrayCoalescedTests {
         let token = table.observeValuesCoalesced { log.record($0) }
         for value in 100..<106 { try table.appendItem(value, toSection: value % 2 == 0 ? 0 : 2) }
         try table.moveItem(from: ItemPath(section: 1, item: 0), to: ItemPath(section: 0, item: 0))
-        #expect(await eventually { log.changes.count == 2 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
         #expect(
             log.changes[1].changeset
                 == SectionedChangeset(items: [
@@ -231,7 +231,7 @@ struct ObservableSectionedArrayCoalescedTests {
         let token = table.observeValuesCoalesced { log.record($0) }
         try table.moveItem(from: ItemPath(section: 0, item: 0), to: ItemPath(section: 1, item: 0))
         try table.moveItem(from: ItemPath(section: 1, item: 0), to: ItemPath(section: 0, item: 1))
-        #expect(await eventually { log.changes.count == 2 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
         #expect(log.changes[1].sections.map(\.items) == [[2, 1], [3]])
         #expect(
             log.changes[1].changeset
@@ -253,7 +253,7 @@ struct ObservableSectionedArrayCoalescedTests {
         for _ in 0..<20 { await Task.yield() }
         #expect(log.changes.count == 1)
         try table.appendItem(7, toSection: 1)  // a marker after them
-        #expect(await eventually { log.changes.count == 2 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
         #expect(log.changes[1].changeset == SectionedChangeset(items: [1: ArrayChangeset(inserts: [1])]))
         token.cancel()
     }
@@ -273,7 +273,9 @@ struct ObservableSectionedArrayCoalescedTests {
                 SectionedMutations.randomChange(table, using: &random, fresh: &fresh)
             }
             table.appendSection(TestSection(metadata: "turn \(turn)", items: []))  // never a no-op turn
-            #expect(await eventually { log.changes.count == turn + 1 }, "seed \(seed), turn \(turn)")
+            #expect(
+                await eventually(within: coalescedCallLimit) { log.changes.count == turn + 1 },
+                "seed \(seed), turn \(turn)")
             #expect(log.mirror == table.sections, "seed \(seed), turn \(turn)")
         }
         #expect(log.problems == [], "seed \(seed)")
@@ -289,7 +291,10 @@ struct ObservableSectionedArrayCoalescedTests {
         let log = SectionedCoalescedLog()
         let token = table.observeValuesCoalesced { log.record($0) }
         try await SectionFiller().append(16_000, to: table)
-        #expect(await eventually { log.mirror.map(\.items.count) == [4_000, 4_000, 4_000, 4_000] })
+        #expect(
+            await eventually(within: coalescedCallLimit) {
+                log.mirror.map(\.items.count) == [4_000, 4_000, 4_000, 4_000]
+            })
         #expect(log.mirror == table.sections)
         #expect(log.problems.isEmpty)
         #expect(log.changes.count <= 16_001)
@@ -311,7 +316,7 @@ struct ObservableSectionedArrayCoalescedTests {
         for _ in 0..<200 { await Task.yield() }  // take calls while the other actor changes it
         await work
         let final = table.sections
-        #expect(await eventually { log.mirror == final }, "seed \(seed)")
+        #expect(await eventually(within: coalescedCallLimit) { log.mirror == final }, "seed \(seed)")
         #expect(log.problems == [], "seed \(seed)")
         token.cancel()
     }
@@ -331,7 +336,7 @@ struct ObservableSectionedArrayCoalescedTests {
         }.value
         let final = table.sections
         #expect(final.map(\.items.count) == [5_000, 5_000])
-        #expect(await eventually { log.mirror == final })
+        #expect(await eventually(within: coalescedCallLimit) { log.mirror == final })
         #expect(log.problems.isEmpty)
         token.cancel()
     }
@@ -356,7 +361,7 @@ struct ObservableSectionedArrayCoalescedTests {
         #expect(log.changes.count == 1)
         gate.open()
         #expect(appends.returned(within: 10))
-        #expect(await eventually { log.changes.count == 2 })
+        #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
         for _ in 0..<20 { await Task.yield() }
         #expect(log.changes.map(\.sections) == [[TestSection(metadata: "a", items: [1])], table.sections])
         #expect(log.changes[1].changeset == SectionedChangeset(items: [0: ArrayChangeset(inserts: [1, 2])]))
@@ -372,7 +377,7 @@ struct ObservableSectionedArrayCoalescedTests {
         try table.appendItem(7, toSection: 0)
         table.appendSection(TestSection(metadata: "D", items: []))
         table.finish()
-        #expect(await eventually { log.terminals.count == 1 })
+        #expect(await eventually(within: coalescedCallLimit) { log.terminals.count == 1 })
         #expect(
             log.changesets.last
                 == SectionedChangeset(
@@ -402,10 +407,11 @@ struct ObservableSectionedArrayCoalescedTests {
             #expect(table.observers.isEmpty)
             let kept = table.observeValuesCoalesced { log.record($0) }
             try table.appendItem(8, toSection: 0)
-            #expect(await eventually { log.changes.count == 3 })
+            #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 3 })
             _ = kept  // the token alone does not keep the array
         }
-        #expect(await eventually { weakTable == nil })  // once the last call's task has ended
+        // Once the last call's task has ended.
+        #expect(await eventually(within: coalescedCallLimit) { weakTable == nil })
     }
 
     @Test("taken out of the observer list, a coalesced observation ends; put back, it makes no call")
