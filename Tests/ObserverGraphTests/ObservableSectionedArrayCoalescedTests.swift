@@ -168,7 +168,7 @@ struct ObservableSectionedArrayCoalescedTests {
             log.changes.last?.changeset
                 == SectionedChangeset(
                     sections: ArrayChangeset(deletes: [0], inserts: [0], updates: [2]),
-                    items: [1: ArrayChangeset(inserts: [1]), 2: ArrayChangeset(deletes: [0])]))
+                    itemChanges: [1: ArrayChangeset(inserts: [1]), 2: ArrayChangeset(deletes: [0])]))
         #expect(log.problems.isEmpty)
         token.cancel()
     }
@@ -185,7 +185,7 @@ struct ObservableSectionedArrayCoalescedTests {
             log.changes[1].changeset
                 == SectionedChangeset(
                     sections: ArrayChangeset(moves: [.init(from: 0, to: 2)]),
-                    items: [2: ArrayChangeset(inserts: [2])]))
+                    itemChanges: [2: ArrayChangeset(inserts: [2])]))
         try table.setMetadata("A2", at: 2)
         try table.moveSection(from: 2, to: 0)  // [A2, B, C]
         try table.appendItem(11, toSection: 0)
@@ -209,7 +209,7 @@ struct ObservableSectionedArrayCoalescedTests {
         #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
         #expect(
             log.changes[1].changeset
-                == SectionedChangeset(items: [
+                == SectionedChangeset(itemChanges: [
                     0: ArrayChangeset(inserts: [0, 3, 4, 5]), 1: ArrayChangeset(deletes: [0]),
                     2: ArrayChangeset(inserts: [3, 4, 5]),
                 ]))
@@ -235,7 +235,7 @@ struct ObservableSectionedArrayCoalescedTests {
         #expect(log.changes[1].sections.map(\.items) == [[2, 1], [3]])
         #expect(
             log.changes[1].changeset
-                == SectionedChangeset(items: [0: ArrayChangeset(deletes: [0], inserts: [1])]))
+                == SectionedChangeset(itemChanges: [0: ArrayChangeset(deletes: [0], inserts: [1])]))
         #expect(log.problems.isEmpty)
         token.cancel()
     }
@@ -254,7 +254,8 @@ struct ObservableSectionedArrayCoalescedTests {
         #expect(log.changes.count == 1)
         try table.appendItem(7, toSection: 1)  // a marker after them
         #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
-        #expect(log.changes[1].changeset == SectionedChangeset(items: [1: ArrayChangeset(inserts: [1])]))
+        #expect(
+            log.changes[1].changeset == SectionedChangeset(itemChanges: [1: ArrayChangeset(inserts: [1])]))
         token.cancel()
     }
 
@@ -301,7 +302,7 @@ struct ObservableSectionedArrayCoalescedTests {
         #expect(
             log.changesets.dropFirst().allSatisfy {
                 $0.sections.isEmpty
-                    && $0.items.values.allSatisfy { $0.deletes.isEmpty && !$0.inserts.isEmpty }
+                    && $0.itemChanges.values.allSatisfy { $0.deletes.isEmpty && !$0.inserts.isEmpty }
             })
         #expect(log.offMainQueue == 0)
         token.cancel()
@@ -364,7 +365,8 @@ struct ObservableSectionedArrayCoalescedTests {
         #expect(await eventually(within: coalescedCallLimit) { log.changes.count == 2 })
         for _ in 0..<20 { await Task.yield() }
         #expect(log.changes.map(\.sections) == [[TestSection(metadata: "a", items: [1])], table.sections])
-        #expect(log.changes[1].changeset == SectionedChangeset(items: [0: ArrayChangeset(inserts: [1, 2])]))
+        #expect(
+            log.changes[1].changeset == SectionedChangeset(itemChanges: [0: ArrayChangeset(inserts: [1, 2])]))
         #expect(log.problems.isEmpty)
         withExtendedLifetime((holder, token)) {}
     }
@@ -381,7 +383,7 @@ struct ObservableSectionedArrayCoalescedTests {
         #expect(
             log.changesets.last
                 == SectionedChangeset(
-                    sections: ArrayChangeset(inserts: [3]), items: [0: ArrayChangeset(inserts: [2])]))
+                    sections: ArrayChangeset(inserts: [3]), itemChanges: [0: ArrayChangeset(inserts: [2])]))
         #expect(log.changes.count == 2)
         #expect(log.terminals == ["finished"])
         #expect(token.isCancelled)

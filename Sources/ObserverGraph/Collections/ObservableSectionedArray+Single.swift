@@ -40,7 +40,8 @@ extension ObservableSectionedArray {
     /// `items in section: <list> [index]`.
     @inlinable
     static func _itemChange(in section: Int, _ storage: ArrayChangeset._Storage) -> SectionedChangeset {
-        SectionedChangeset(items: [section: ArrayChangeset(_storage: storage)])
+        SectionedChangeset(
+            itemChanges: SectionItemChanges(section: section, changes: ArrayChangeset(_storage: storage)))
     }
 
     /// Throws unless `index` is a section of `sections`.

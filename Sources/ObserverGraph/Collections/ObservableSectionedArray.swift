@@ -57,34 +57,58 @@ public struct ItemPath: Hashable, Sendable, Comparable, CustomStringConvertible 
 ///
 /// - `sections`: the changes to the list of sections (indices as in `ArrayChangeset`); a section
 ///   whose metadata changed is an update.
-/// - `items`: for each section of the NEW array that was not inserted, how its items changed,
-///   relative to the items that section had before (only sections with changes are listed). An
-///   item that moved to another section is a delete there and an insert here. An inserted
-///   section brings all of its items with it.
+/// - `itemChanges`: for each section of the NEW array that was not inserted, how its items
+///   changed, relative to the items that section had before (only sections with changes are
+///   listed, in section order; `itemChanges[section]` looks one up). An item that moved to
+///   another section is a delete there and an insert here. An inserted section brings all of its
+///   items with it.
 ///
 /// Thread safety: a value; `Sendable`.
 public struct SectionedChangeset: Hashable, Sendable, CustomStringConvertible {
     /// Changes to the list of sections.
     public internal(set) var sections: ArrayChangeset
-    /// Item changes, keyed by new section index.
-    public internal(set) var items: [Int: ArrayChangeset]
+    /// Item changes, by section of the new list of sections, in increasing section order.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(1); a lookup by section is O(log s).
+    public internal(set) var itemChanges: SectionItemChanges
+
+    /// Item changes, keyed by new section index, as a dictionary made at each read.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(s), s the number of sections with item changes.
+    @available(
+        *, deprecated, renamed: "itemChanges",
+        message: "itemChanges reads the same changes without making a dictionary"
+    )
+    public var items: [Int: ArrayChangeset] { itemChanges.dictionary }
 
     /// A changeset made of section changes and per-section item changes.
     ///
     /// Thread safety: a value. Callbacks: none.
     /// - Complexity: O(1).
-    public init(sections: ArrayChangeset = ArrayChangeset(), items: [Int: ArrayChangeset] = [:]) {
+    public init(
+        sections: ArrayChangeset = ArrayChangeset(), itemChanges: SectionItemChanges = SectionItemChanges()
+    ) {
         self.sections = sections
-        // Filtered only when needed: `filter` makes a new dictionary, which every single
-        // mutation of a sectioned array paid (a third of an item append's allocations).
-        self.items = items.values.contains(where: \.isEmpty) ? items.filter { !$0.value.isEmpty } : items
+        self.itemChanges = itemChanges
+    }
+
+    /// A changeset made of section changes and per-section item changes; empty item changes are
+    /// left out.
+    ///
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(s log s), s the number of entries in `items`.
+    @available(*, deprecated, renamed: "init(sections:itemChanges:)")
+    public init(sections: ArrayChangeset = ArrayChangeset(), items: [Int: ArrayChangeset]) {
+        self.init(sections: sections, itemChanges: SectionItemChanges(items))
     }
 
     /// Whether nothing changed.
     ///
     /// Thread safety: a value. Callbacks: none.
     /// - Complexity: O(1).
-    public var isEmpty: Bool { sections.isEmpty && items.isEmpty }
+    public var isEmpty: Bool { sections.isEmpty && itemChanges.isEmpty }
 
     /// Text such as `sections: inserts [1]; items in 0: deletes [2]`.
     ///
@@ -93,7 +117,7 @@ public struct SectionedChangeset: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         var parts: [String] = []
         if !sections.isEmpty { parts.append("sections: \(sections)") }
-        for section in items.keys.sorted() { parts.append("items in \(section): \(items[section]!)") }
+        for (section, changes) in itemChanges { parts.append("items in \(section): \(changes)") }
         return parts.isEmpty ? "no change" : parts.joined(separator: "; ")
     }
 
@@ -110,7 +134,8 @@ public struct SectionedChangeset: Hashable, Sendable, CustomStringConvertible {
     ) throws(ArrayChangesetError) -> [ArraySection<Metadata, Item>] {
         try sections.validate(oldCount: old.count, newCount: newSections.count)
         let (origins, updated) = sections.origins(oldCount: old.count, newCount: newSections.count)
-        for section in items.keys where !(origins.indices.contains(section) && origins[section] != nil) {
+        for section in itemChanges.keys where !(origins.indices.contains(section) && origins[section] != nil)
+        {
             throw ArrayChangesetError(problem: "item changes for section \(section), which is new or absent")
         }
         var result: [ArraySection<Metadata, Item>] = []
@@ -122,7 +147,7 @@ public struct SectionedChangeset: Hashable, Sendable, CustomStringConvertible {
             }
             let metadata = updated[origin] ? newSections[position].metadata : old[origin].metadata
             var sectionItems = old[origin].items
-            if let changes = items[position] {
+            if let changes = itemChanges[position] {
                 sectionItems = try changes.apply(to: sectionItems, newElements: newSections[position].items)
             } else if sectionItems.count != newSections[position].items.count {
                 throw ArrayChangesetError(
@@ -313,7 +338,7 @@ public struct SectionedBatch<Metadata, Item> {
         let sectionChanges = ArrayChangeset.fromOrigins(
             sectionOrigins, oldCount: oldItemCounts.count, updated: updatedMetadata)
         let inserted = Set(sectionChanges.inserts)
-        var items: [Int: ArrayChangeset] = [:]
+        var items: [SectionItemChanges._Entry] = []
         for (position, origin) in sectionOrigins.enumerated() {
             guard let origin, !inserted.contains(position) else { continue }
             var updated = Set<Int>()
@@ -324,9 +349,12 @@ public struct SectionedBatch<Metadata, Item> {
             }
             let changes = ArrayChangeset.fromOrigins(
                 origins, oldCount: oldItemCounts[origin], updated: updated)
-            if !changes.isEmpty { items[position] = changes }
+            if !changes.isEmpty {
+                items.append(SectionItemChanges._Entry(section: position, changes: changes))
+            }
         }
-        return SectionedChangeset(sections: sectionChanges, items: items)
+        return SectionedChangeset(
+            sections: sectionChanges, itemChanges: SectionItemChanges(_entries: items, sorted: true))
     }
 
     private func checkSection(_ index: Int) throws(ObservableArrayError) {

@@ -47,7 +47,7 @@ struct _ComposedSectionedChanges {
     mutating func add(_ changeset: SectionedChangeset, itemCount: (Int) -> Int) {
         if changeset.isEmpty { return }
         sections.add(changeset.sections)
-        for (position, changes) in changeset.items {
+        for (position, changes) in changeset.itemChanges {
             guard let origin = sections.origin(at: position) else { continue }  // new: comes whole
             if origin >= items.count {
                 items.append(contentsOf: repeatElement(nil, count: origin + 1 - items.count))
@@ -71,17 +71,17 @@ struct _ComposedSectionedChanges {
         let positions = sections.positions()
         let sectionChanges = sections.take()
         let wholeSections = Set(sectionChanges.inserts)
-        var itemChanges: [Int: ArrayChangeset] = [:]
+        var itemChanges: [SectionItemChanges._Entry] = []
         itemChanges.reserveCapacity(touched.count)
         for origin in touched {
             guard var changes = items[origin].take() else { continue }
             let position = positions?[origin] ?? origin
             guard position >= 0, !wholeSections.contains(position) else { continue }
-            let changeset = changes.take()
-            if !changeset.isEmpty { itemChanges[position] = changeset }
+            itemChanges.append(SectionItemChanges._Entry(section: position, changes: changes.take()))
         }
         touched.removeAll(keepingCapacity: true)
-        return SectionedChangeset(sections: sectionChanges, items: itemChanges)
+        return SectionedChangeset(
+            sections: sectionChanges, itemChanges: SectionItemChanges(_entries: itemChanges, sorted: false))
     }
 }
 

@@ -162,7 +162,7 @@ extension ArrayAppend {
                     let tokens = observers.map { observer in
                         let target = UncheckedSendable(value: observer)
                         return sections.observeValuesNonisolated { change in
-                            target.value.receive(change.changeset.items.first?.value.inserts.first ?? 0)
+                            target.value.receive(change.changeset.itemChanges.first?.value.inserts.first ?? 0)
                         }
                     }
                     let elapsed = timedThenCancelled(tokens) {
@@ -175,7 +175,9 @@ extension ArrayAppend {
                 checked(sectionedByHand) {
                     let closures: [([ArraySection<Int, Int>], SectionedChangeset) -> Void] = observers.map {
                         observer in
-                        { _, changeset in observer.receive(changeset.items.first?.value.inserts.first ?? 0) }
+                        { _, changeset in
+                            observer.receive(changeset.itemChanges.first?.value.inserts.first ?? 0)
+                        }
                     }
                     var sections = emptySections
                     let start = monotonicNanoseconds()
@@ -183,7 +185,9 @@ extension ArrayAppend {
                         let section = i % sectionCount
                         sections[section].items.append(i)
                         let changeset = SectionedChangeset(
-                            items: [section: ArrayChangeset(inserts: [sections[section].items.count - 1])])
+                            itemChanges: [
+                                section: ArrayChangeset(inserts: [sections[section].items.count - 1])
+                            ])
                         for closure in closures { closure(sections, changeset) }
                     }
                     return (monotonicNanoseconds() - start, sections.reduce(0) { $0 + $1.items.count })
