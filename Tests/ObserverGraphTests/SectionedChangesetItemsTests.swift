@@ -93,7 +93,19 @@ struct SectionedChangesetItemsTests {
         let withEmpty: SectionItemChanges = [0: ArrayChangeset(), 2: ArrayChangeset(inserts: [1])]
         let fromDictionary = SectionItemChanges([2: ArrayChangeset(inserts: [1]), 5: ArrayChangeset()])
         let replaced: SectionItemChanges = [2: ArrayChangeset(deletes: [0]), 2: ArrayChangeset(inserts: [1])]
-        #expect(Set([appended[0].itemChanges, literal, withEmpty, fromDictionary, replaced]).count == 1)
+        let emptiedLater: SectionItemChanges = [
+            2: ArrayChangeset(inserts: [1]), 1: ArrayChangeset(inserts: [0]), 1: ArrayChangeset(),
+        ]
+        let replacedTwice: SectionItemChanges = [
+            4: ArrayChangeset(inserts: [0]), 2: ArrayChangeset(deletes: [3]), 4: ArrayChangeset(),
+            2: ArrayChangeset(inserts: [1]),
+        ]
+        #expect(
+            Set([
+                appended[0].itemChanges, literal, withEmpty, fromDictionary, replaced, emptiedLater,
+                replacedTwice,
+            ])
+            .count == 1)
         #expect(withEmpty.count == 1 && Array(fromDictionary.keys) == [2])
         #expect(literal.hashValue == withEmpty.hashValue)
 
@@ -122,6 +134,7 @@ struct SectionedChangesetItemsTests {
             #expect(Array(changes.keys) == nonEmpty.keys.sorted(), "seed \(seed)")
             #expect((-2...42).allSatisfy { changes[$0] == nonEmpty[$0] }, "seed \(seed)")
             #expect(changes.allSatisfy { nonEmpty[$0.key] == $0.value }, "seed \(seed)")
+            #expect(changes.dictionary == nonEmpty, "seed \(seed)")
         }
     }
 

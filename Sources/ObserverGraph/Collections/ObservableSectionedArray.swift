@@ -79,7 +79,8 @@ public struct SectionedChangeset: Hashable, Sendable, CustomStringConvertible {
     /// - Complexity: O(s), s the number of sections with item changes.
     @available(
         *, deprecated, renamed: "itemChanges",
-        message: "itemChanges reads the same changes without making a dictionary"
+        message:
+            "itemChanges reads the same changes without making a dictionary; itemChanges.dictionary makes one"
     )
     public var items: [Int: ArrayChangeset] { itemChanges.dictionary }
 
@@ -99,7 +100,10 @@ public struct SectionedChangeset: Hashable, Sendable, CustomStringConvertible {
     ///
     /// Thread safety: a value. Callbacks: none.
     /// - Complexity: O(s log s), s the number of entries in `items`.
-    @available(*, deprecated, renamed: "init(sections:itemChanges:)")
+    @available(
+        *, deprecated, renamed: "init(sections:itemChanges:)",
+        message: "pass a dictionary literal as it is, or SectionItemChanges(dictionary) for a dictionary"
+    )
     public init(sections: ArrayChangeset = ArrayChangeset(), items: [Int: ArrayChangeset]) {
         self.init(sections: sections, itemChanges: SectionItemChanges(items))
     }

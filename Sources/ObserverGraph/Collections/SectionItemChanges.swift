@@ -8,18 +8,26 @@
 /// whose items changed, how they changed, relative to the items that section had before.
 ///
 /// A collection of `(key: section, value: changes)` pairs in increasing section order, with no
-/// empty changes; `itemChanges[section]` looks one section up, `keys` lists the sections. Equal
-/// when they hold the same pairs, however they were made. It is written as a dictionary literal
-/// (`[2: ArrayChangeset(inserts: [0])]`) and made from a dictionary with `init(_:)`.
+/// empty changes; `itemChanges[section]` looks one section up (an `Int` subscript is always a
+/// section, never a position), `keys` lists the sections. Equal when they hold the same pairs,
+/// however they were made (comparing and hashing are O(total changes)). It is written as a
+/// dictionary literal (`[2: ArrayChangeset(inserts: [0])]`), made from a dictionary with
+/// `init(_:)`, and turned into one with `dictionary`.
 ///
-/// Thread safety: a value; `Sendable`.
+/// Unlike the dictionary it replaces, its `first` is the lowest section, `filter` returns an
+/// array of pairs, and `keys.contains(_:)` is a linear scan (`self[section] != nil` is
+/// O(log s)).
+///
+/// Thread safety: a value; `Sendable`. Callbacks: none.
 public struct SectionItemChanges: Hashable, Sendable, RandomAccessCollection, CustomStringConvertible {
     /// A section's index in the new list of sections, and how its items changed.
+    ///
+    /// Thread safety: a value.
     public typealias Element = (key: Int, value: ArrayChangeset)
 
     /// A position in the collection (not a section index: look a section up with `self[section]`).
     ///
-    /// Thread safety: a value; `Sendable`.
+    /// Thread safety: a value; `Sendable`. Callbacks: none.
     public struct Index: Comparable, Hashable, Sendable {
         @usableFromInline
         let offset: Int
@@ -83,20 +91,24 @@ public struct SectionItemChanges: Hashable, Sendable, RandomAccessCollection, Cu
         _storage = changes.isEmpty ? .none : .one(_Entry(section: section, changes: changes))
     }
 
-    /// `entries` without the empty ones, sorted by section unless they are already; of two
-    /// entries for one section, the later one.
+    /// `entries` sorted by section unless they are already; of two entries for one section the
+    /// later one, then without the empty ones.
     ///
     /// - Complexity: O(s), or O(s log s) when not `sorted`.
     @usableFromInline
     init(_entries entries: [_Entry], sorted: Bool) {
-        if entries.count <= 1 {  // the common case: no filtering and no sorting
+        if entries.count <= 1 {  // the common case: no sorting, no array
             self =
                 entries.first.map { SectionItemChanges(section: $0.section, changes: $0.changes) }
                 ?? SectionItemChanges()
             return
         }
-        var entries = entries.filter { !$0.changes.isEmpty }
-        if !sorted {
+        var entries = entries
+        if sorted {
+            assert(
+                zip(entries, entries.dropFirst()).allSatisfy { $0.section < $1.section },
+                "entries said to be sorted are not: \(entries.map(\.section))")
+        } else {
             // Stable, so that of two entries for one section the later stays last.
             entries = entries.enumerated().sorted {
                 ($0.element.section, $0.offset) < ($1.element.section, $1.offset)
@@ -105,12 +117,11 @@ public struct SectionItemChanges: Hashable, Sendable, RandomAccessCollection, Cu
         }
         var unique: [_Entry] = []
         unique.reserveCapacity(entries.count)
-        for entry in entries {
-            if let last = unique.last, last.section == entry.section {
-                unique[unique.count - 1] = entry
-            } else {
-                unique.append(entry)
-            }
+        for (position, entry) in entries.enumerated() {
+            let next = entries.index(after: position)
+            // The last entry for its section, and not empty.
+            if next < entries.endIndex && entries[next].section == entry.section { continue }
+            if !entry.changes.isEmpty { unique.append(entry) }
         }
         switch unique.count {
         case 0: _storage = .none
@@ -242,17 +253,19 @@ public struct SectionItemChanges: Hashable, Sendable, RandomAccessCollection, Cu
         isEmpty ? "[:]" : "[" + map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]"
     }
 
-    /// The pairs as a dictionary.
+    /// The pairs as a dictionary, keyed by section.
     ///
-    /// - Complexity: O(s).
-    var dictionary: [Int: ArrayChangeset] {
+    /// Thread safety: a value. Callbacks: none.
+    /// - Complexity: O(s), s the number of sections with changes.
+    public var dictionary: [Int: ArrayChangeset] {
         Dictionary(uniqueKeysWithValues: lazy.map { ($0.key, $0.value) })
     }
 }
 
 extension SectionItemChanges: ExpressibleByDictionaryLiteral {
-    /// Item changes written as a dictionary literal, `[section: changes]`; empty changes are left
-    /// out, and of two entries for one section the later one counts.
+    /// Item changes written as a dictionary literal, `[section: changes]`: of two entries for one
+    /// section the later one counts (a `Dictionary` literal traps on them), and empty changes are
+    /// left out.
     ///
     /// Thread safety: a value. Callbacks: none.
     /// - Complexity: O(s log s).
