@@ -41,6 +41,7 @@ extension ObservableSectionedArray {
     @inlinable
     static func _itemChange(in section: Int, _ storage: ArrayChangeset._Storage) -> SectionedChangeset {
         SectionedChangeset(
+            sections: ArrayChangeset(_storage: .empty),  // not `ArrayChangeset()`, which checks four lists
             itemChanges: SectionItemChanges(section: section, changes: ArrayChangeset(_storage: storage)))
     }
 
@@ -89,7 +90,11 @@ extension ObservableSectionedArray {
             let count = sections[section].items.count
             let index = path?.item ?? count
             guard index >= 0 && index <= count else { throw .indexOutOfRange(index: index, count: count) }
-            sections[section].items.insert(item, at: index)
+            if index == count {
+                sections[section].items.append(item)  // about 50 instructions fewer than insert(_:at:)
+            } else {
+                sections[section].items.insert(item, at: index)
+            }
             return (Self._itemChange(in: section, .inserts([index])), ())
         }
     }
