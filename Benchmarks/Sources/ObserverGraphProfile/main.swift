@@ -200,6 +200,9 @@ let workloads = [
         "append n items across the 4 sections of an ObservableSectionedArray on the main actor, observed coalesced by one main-actor closure",
     "mainsections":
         "append n items across the 4 sections of an ObservableSectionedArray on the main actor, with no observer",
+    "coalescedvalue":
+        "set an ObservableValue<Int> n times on the main actor, observed coalesced by one main-actor closure",
+    "mainvalue": "set an ObservableValue<Int> n times on the main actor, with no observer",
     "actorsend":
         "send n values to an EventChannel<Int> on the main actor, observed by one main-actor closure",
     "send": "send n values to an EventChannel<Int> on the main actor, observed by one nonisolated closure",
@@ -620,7 +623,21 @@ func measuredSectionCoalescedOnMain(_ count: Int, sectioned: Bool, observed: Boo
     withExtendedLifetime(token) {}
     return calls &+ array.count
 }
+/// Sets a value on the main actor, observed coalesced by one main-actor closure (`coalescedvalue`)
+/// or by nobody (`mainvalue`): the difference is what the coalescing costs per set (its one call
+/// comes after this returns, on a later turn, uncounted).
+@MainActor @inline(never)
+func measuredSectionCoalescedValueOnMain(_ count: Int, observed: Bool) -> Int {
+    var calls = 0
+    let value = ObservableValue(-1)
+    let token = observed ? value.observeValuesCoalesced { _ in calls &+= 1 } : nil
+    for i in 0..<count { value.value = i }
+    withExtendedLifetime(token) {}
+    return calls &+ value.value
+}
 switch workload {
+case "coalescedvalue", "mainvalue":
+    blackHole(measuredSectionCoalescedValueOnMain(n, observed: workload == "coalescedvalue"))
 case "coalescedappend", "mainappend", "coalescedsections", "mainsections":
     blackHole(
         measuredSectionCoalescedOnMain(

@@ -1,6 +1,6 @@
-// Coalesced observation, shared by arrays and sectioned arrays: at most one call per turn of the
-// observer's actor, with the content as it is then and one changeset composed of every change
-// since the last call. The form for a source filled from another actor: a queued event holds no
+// Coalesced observation, shared by arrays, sectioned arrays and values: at most one call per turn
+// of the observer's actor, with the content as it is then and (for arrays) one changeset composed
+// of every change since the last call. The form for a source filled from another actor: a queued event holds no
 // copy of the content, so each mutation meanwhile stays O(1) (an observer of
 // `observe(isolation:_:)` holds each event's content until its actor takes it, and the next
 // mutation copies it).
@@ -67,7 +67,7 @@ extension GraphEventSource {
     }
 }
 
-/// A coalescing observation of an array or a sectioned array (see
+/// A coalescing observation of an array, a sectioned array or a value (see
 /// `ReadOnlyObservableArray.observeValuesCoalesced(isolation:_:)`): a kit-internal observer of
 /// the source, called on the delivering thread, that composes the changes it receives
 /// (`Composer`) and schedules one call at a time on the observer's actor, which reads the

@@ -23,7 +23,7 @@ import ObserverGraph
 enum ActorDelivery {
     static let id = "actors"
     static let summary =
-        "values to a main-actor closure, fed from main and from another thread, ns per value; an array and a sectioned array filled from another thread, ns per item"
+        "values to a main-actor closure, fed from main and from another thread, ns per value; a value set from another thread, coalesced, ns per set; an array and a sectioned array filled from another thread, ns per item"
 
     static let kitMainFromMain = "kit main-actor closure"
     static let kitNonisolated = "kit nonisolated closure"
@@ -80,6 +80,7 @@ enum ActorDelivery {
             unit: "ns/value",
             reference: true)
 
+        await runValues(plan: plan, report: report)
         await runArrays(plan: plan, report: report)
         await runSections(plan: plan, report: report)
     }
@@ -215,6 +216,7 @@ enum ActorDelivery {
     static let maxRatioToAsyncStream = 1.0
 
     static func evaluate(_ report: Report, plan: Plan) {
+        evaluateValues(report, plan: plan)
         evaluateArrays(report, plan: plan)
         evaluateSections(report, plan: plan)
         let k = plan.asyncElements

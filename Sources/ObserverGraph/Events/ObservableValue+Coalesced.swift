@@ -1,0 +1,136 @@
+// Coalesced observation of a value: at most one call per turn of the observer's actor, with the
+// value as it is then (the mechanism, shared with arrays, is in CoalescedObservation.swift).
+
+/// What a coalesced observation of a value keeps between calls: only whether a set came. The
+/// value itself is read from the source when the call runs, so a waiting call holds no copy of
+/// it (a large value, or one with storage the next set would otherwise have to copy).
+@usableFromInline
+struct _LatestValueComposer<Value: Sendable>: _ChangeComposer {
+    @usableFromInline var isEmpty = true
+
+    @inlinable init(from change: Value) {}
+
+    @inlinable init() {}
+
+    @inlinable
+    mutating func add(_ change: Value) {
+        isEmpty = false
+    }
+
+    @inlinable
+    mutating func take(with current: Value) -> Value {
+        isEmpty = true
+        return current
+    }
+
+    /// A value has no changeset: every set counts (use `skipsEqualValues` or `removeDuplicates()`
+    /// to drop equal ones before they reach the observation).
+    @inlinable
+    static func isUnchanged(_ change: Value) -> Bool { false }
+}
+
+extension ObservableValue {
+    /// Observes the value with a closure that runs on the caller's actor, coalescing: at most
+    /// one call per turn of the actor, with the value as it is at that call.
+    ///
+    ///     @MainActor final class ProgressViewModel {
+    ///         private(set) var percent = 0.0
+    ///         private var token: SubscriptionToken?
+    ///         init(progress: ObservableValue<Double>) {
+    ///             token = progress.observeValuesCoalesced { [weak self] fraction in
+    ///                 self?.percent = fraction * 100
+    ///             }
+    ///         }
+    ///     }
+    ///
+    /// Use it where the value changes on another actor or thread faster than the observer's
+    /// actor needs to see it (a download's progress, a counter a worker bumps): a value that is
+    /// set 10,000 times while the actor is busy makes one call, with the last value, where
+    /// `observeValues(isolation:_:)` queues 10,000 calls, in order. A waiting call holds no copy
+    /// of the value: it reads the value when it runs. Every call has a value newer than the
+    /// previous call's, in the order of the sets; the last call has the value of the last set.
+    /// A set of an equal value counts as a change (the call may bring a value equal to the
+    /// previous one): create the value with `skipsEqualValues: true`, or observe
+    /// `removeDuplicates()`, to leave those out.
+    ///
+    /// The first call, with the current value, happens before this returns (a value that has
+    /// finished makes no call at all). Later calls never happen inside the code that set the
+    /// value, even on this actor: a set schedules a call on the actor's next turn, and the sets
+    /// made until it runs join that call. One exception: when a call runs while another thread
+    /// is still delivering a set, the call brings the value of that set, and the sets after it
+    /// come in the next call.
+    ///
+    /// The closure is a plain closure of the actor, as for `observeValues(isolation:_:)`; the
+    /// observation holds `isolation` weakly and ends when the actor is gone. On an actor
+    /// instance, a closure that uses the actor's state captures the actor and holds it until the
+    /// observation ends: cancel the token from a `stop()` of the actor. Taking the observation
+    /// out of the value's observer list (`removeObserver(_:)`, `removeAllObservers()`) ends it
+    /// for good, as a cancel does.
+    ///
+    /// Thread safety: the token may be cancelled from anywhere. Cancelled on the actor, no call
+    /// happens after `cancel()` returns; cancelled elsewhere, none after the actor's current
+    /// turn. Cancelling never blocks on a call (calls run only on the actor).
+    /// Callbacks: `handler`, on `isolation` only; nothing when the value finishes (use
+    /// `observeCoalesced(isolation:_:)` for the terminal event).
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: O(1) to start, per set and per call (one task per call: the sets that come
+    ///   while a call waits cost no task and no copy).
+    @inlinable
+    public func observeValuesCoalesced(
+        isolation: isolated any Actor = #isolation,
+        _ handler: @escaping (Value) -> Void
+    ) -> SubscriptionToken {
+        _observeCoalesced(
+            isolation: isolation, _Coalescer<_LatestValueComposer<Value>>.Handler.values(handler))
+    }
+
+    /// Observes the value's events with a closure that runs on the caller's actor, coalescing
+    /// the values as `observeValuesCoalesced(isolation:_:)` does: at most one `.value` per turn
+    /// of the actor, with the value as it is then; then the terminal event, after the last value.
+    ///
+    /// Thread safety: see `observeValuesCoalesced(isolation:_:)`.
+    /// Callbacks: `handler`, on `isolation` only. A value that had finished delivers only its
+    /// terminal event, before this returns.
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: see `observeValuesCoalesced(isolation:_:)`.
+    @inlinable
+    public func observeCoalesced(
+        isolation: isolated any Actor = #isolation,
+        _ handler: @escaping (GraphEvent<Value>) -> Void
+    ) -> SubscriptionToken {
+        _observeCoalesced(
+            isolation: isolation, _Coalescer<_LatestValueComposer<Value>>.Handler.events(handler))
+    }
+}
+
+extension ObservableState {
+    /// Observes the value with a closure that runs on the caller's actor, coalescing, as
+    /// `ObservableValue.observeValuesCoalesced(isolation:_:)`: at most one call per turn of the
+    /// actor, with the value as it is then.
+    ///
+    /// Thread safety: as `ObservableValue.observeValuesCoalesced(isolation:_:)`.
+    /// Callbacks: `handler`, on `isolation` only: the current value first, before this returns.
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: as `ObservableValue.observeValuesCoalesced(isolation:_:)`.
+    @inlinable
+    public func observeValuesCoalesced(
+        isolation: isolated any Actor = #isolation, _ handler: @escaping (Value) -> Void
+    ) -> SubscriptionToken {
+        storage.observeValuesCoalesced(isolation: isolation, handler)
+    }
+
+    /// Observes the events with a closure that runs on the caller's actor, coalescing the
+    /// values, as `ObservableValue.observeCoalesced(isolation:_:)`.
+    ///
+    /// Thread safety: as `ObservableValue.observeValuesCoalesced(isolation:_:)`.
+    /// Callbacks: `handler`, on `isolation` only: the current value first, then at most one value
+    /// per turn of the actor, then `.finished` if the state finishes (never `.failed`).
+    /// - Returns: the token that keeps the observation alive. Keep it.
+    /// - Complexity: as `ObservableValue.observeValuesCoalesced(isolation:_:)`.
+    @inlinable
+    public func observeCoalesced(
+        isolation: isolated any Actor = #isolation, _ handler: @escaping (GraphEvent<Value>) -> Void
+    ) -> SubscriptionToken {
+        storage.observeCoalesced(isolation: isolation, handler)
+    }
+}
