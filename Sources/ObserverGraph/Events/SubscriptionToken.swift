@@ -204,8 +204,10 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     /// call that races its cancel feeds an input that was retired (it has no edge left, so it
     /// delivers nothing). The handler, and the input node it holds, go with the sink, which
     /// the source's delivery roster drops at its next delivery (or deinit). `nil` for every
-    /// observation a user makes.
-    @usableFromInline let _direct: Handler?
+    /// observation a user makes. Held like `_gate`, in a box whose closure a delivery calls
+    /// with no reference count (an optional closure, copied out to be called, cost a retain and
+    /// a release of its context per event).
+    @usableFromInline let _direct: Unmanaged<_Handler<Value>>?
     // Written once, in init; read from any thread.
     @usableFromInline weak var source: GraphEventSource<Value>?
     /// Set by a cancel made from inside the closure while the actor runs the mailbox; touched
@@ -221,7 +223,13 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
         self.firstSequence = firstSequence
         var directCall: Handler?
         if direct, case .events(let call) = handler { directCall = call }
-        _direct = directCall
+        // Not `directCall.map { }`: a closure passed through a generic function is called through
+        // two reabstraction thunks.
+        if let directCall {
+            _direct = Unmanaged.passRetained(_Handler(events: directCall))
+        } else {
+            _direct = nil
+        }
         _endsOnRemoval = endsOnRemoval && directCall != nil
         var isolation: (any Actor)?
         if case .values = handler { _valuesOnly = true } else { _valuesOnly = false }
@@ -279,6 +287,7 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     deinit {
         _gate?.release()
         _actorGate?.release()
+        _direct?.release()
     }
 
     /// Delivers `event`: now, on the sink's queue, or on its actor. `drainer` is the identity of
@@ -291,7 +300,7 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
         _ event: GraphEvent<Value>, drainer: ObjectIdentifier?, thread: UInt = 0, fromDeinit: Bool = false
     ) {
         if let direct = _direct {
-            direct(event)
+            direct._withUnsafeGuaranteedRef { $0.events(event) }
             return
         }
         // The two synchronous cases first.
@@ -710,7 +719,9 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     /// nothing for every other sink. Called by the core after each removal, with no lock held.
     @usableFromInline
     func didUnsubscribe(from observable: any GraphObservable) {
-        if _endsOnRemoval, let direct = _direct { direct(.failed(_LeftTheObserverList())) }
+        if _endsOnRemoval, let direct = _direct {
+            direct._withUnsafeGuaranteedRef { $0.events(.failed(_LeftTheObserverList())) }
+        }
     }
 
     @usableFromInline
@@ -850,6 +861,14 @@ final class _Handler<Value: Sendable> {
             values = handler
             valuesOnly = true
         }
+    }
+
+    /// An events closure, not through `Body`: a closure taken out of an enum's payload is called
+    /// through two reabstraction thunks.
+    @inlinable init(events handler: @escaping _EventSink<Value>.Handler) {
+        events = handler
+        values = { _ in }
+        valuesOnly = false
     }
 
     /// Calls the closure with `event` (a values-only closure with its value, if it has one).
