@@ -22,8 +22,9 @@ struct _ArrayComposer<Element: Sendable>: _ChangeComposer {
     var isEmpty: Bool { changes.isEmpty }
 
     @inlinable
-    mutating func add(_ change: ArrayChange<Element>) {
+    mutating func add(_ change: ArrayChange<Element>) -> ArrayChange<Element>? {
         changes.add(change.changeset)
+        return nil
     }
 
     @inlinable

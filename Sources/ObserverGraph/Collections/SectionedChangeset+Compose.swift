@@ -104,8 +104,10 @@ struct _SectionedComposer<Metadata: Sendable, Item: Sendable>: _ChangeComposer {
     var isEmpty: Bool { changes.isEmpty }
 
     @inlinable
-    mutating func add(_ change: SectionedArrayChange<Metadata, Item>) {
+    mutating func add(_ change: SectionedArrayChange<Metadata, Item>) -> SectionedArrayChange<Metadata, Item>?
+    {
         changes.add(change.changeset) { change.sections[$0].items.count }
+        return nil
     }
 
     @inlinable

@@ -1,37 +1,50 @@
 // Coalesced observation of a value: at most one call per turn of the observer's actor, with the
-// value as it is then (the mechanism, shared with arrays, is in CoalescedObservation.swift).
+// latest value set (the mechanism, shared with arrays, is in CoalescedObservation.swift).
 
-/// What a coalesced observation of a value keeps between calls: only whether a set came. The
-/// value itself is read from the source when the call runs, so a waiting call holds no copy of
-/// it (a large value, or one with storage the next set would otherwise have to copy).
+/// What a coalesced observation of a value keeps between calls: the latest value it was given,
+/// which the next call delivers. Keeping it costs the source nothing: a set replaces the value
+/// rather than changing it in place (an `update` changes a copy), so the source never copies a
+/// value because this holds it; and a call reads nothing of the source (no lock of the source
+/// taken inside the observation's, no wait for a set still on its way).
 @usableFromInline
 struct _LatestValueComposer<Value: Sendable>: _ChangeComposer {
-    @usableFromInline var isEmpty = true
+    @usableFromInline var latest: Value?
 
     @inlinable init(from change: Value) {}
 
     @inlinable init() {}
 
+    @inlinable var isEmpty: Bool { latest == nil }
+
     @inlinable
-    mutating func add(_ change: Value) {
-        isEmpty = false
+    mutating func add(_ change: Value) -> Value? {
+        defer { latest = change }
+        return latest
     }
 
     @inlinable
+    mutating func takeLatest() -> Value? {
+        defer { latest = nil }
+        return latest
+    }
+
+    /// Not used (`keepsLatest`): the latest value given, or `current`.
+    @inlinable
     mutating func take(with current: Value) -> Value {
-        isEmpty = true
-        return current
+        takeLatest() ?? current
     }
 
     /// A value has no changeset: every set counts (use `skipsEqualValues` or `removeDuplicates()`
     /// to drop equal ones before they reach the observation).
     @inlinable
     static func isUnchanged(_ change: Value) -> Bool { false }
+
+    @inlinable static var keepsLatest: Bool { true }
 }
 
 extension ObservableValue {
     /// Observes the value with a closure that runs on the caller's actor, coalescing: at most
-    /// one call per turn of the actor, with the value as it is at that call.
+    /// one call per turn of the actor, with the latest value set.
     ///
     ///     @MainActor final class ProgressViewModel {
     ///         private(set) var percent = 0.0
@@ -46,9 +59,10 @@ extension ObservableValue {
     /// Use it where the value changes on another actor or thread faster than the observer's
     /// actor needs to see it (a download's progress, a counter a worker bumps): a value that is
     /// set 10,000 times while the actor is busy makes one call, with the last value, where
-    /// `observeValues(isolation:_:)` queues 10,000 calls, in order. A waiting call holds no copy
-    /// of the value: it reads the value when it runs. Every call has a value newer than the
-    /// previous call's, in the order of the sets; the last call has the value of the last set.
+    /// `observeValues(isolation:_:)` queues 10,000 calls, in order. The observation keeps the
+    /// latest value for its next call (a set replaces the value, never changes it in place, so
+    /// that costs the next set nothing). Every call has a value set after the previous call's,
+    /// in the order of the sets; the last call has the value of the last set.
     /// A set of an equal value counts as a change (the call may bring a value equal to the
     /// previous one): create the value with `skipsEqualValues: true`, or observe
     /// `removeDuplicates()`, to leave those out.
@@ -56,9 +70,8 @@ extension ObservableValue {
     /// The first call, with the current value, happens before this returns (a value that has
     /// finished makes no call at all). Later calls never happen inside the code that set the
     /// value, even on this actor: a set schedules a call on the actor's next turn, and the sets
-    /// made until it runs join that call. One exception: when a call runs while another thread
-    /// is still delivering a set, the call brings the value of that set, and the sets after it
-    /// come in the next call.
+    /// made until it runs join that call. A set that another thread is still delivering when a
+    /// call runs (it reached an earlier observer, not this one yet) comes in the next call.
     ///
     /// The closure is a plain closure of the actor, as for `observeValues(isolation:_:)`; the
     /// observation holds `isolation` weakly and ends when the actor is gone. On an actor
@@ -74,7 +87,7 @@ extension ObservableValue {
     /// `observeCoalesced(isolation:_:)` for the terminal event).
     /// - Returns: the token that keeps the observation alive. Keep it.
     /// - Complexity: O(1) to start, per set and per call (one task per call: the sets that come
-    ///   while a call waits cost no task and no copy).
+    ///   while a call waits cost no task and no copy of the value).
     @inlinable
     public func observeValuesCoalesced(
         isolation: isolated any Actor = #isolation,
@@ -86,7 +99,7 @@ extension ObservableValue {
 
     /// Observes the value's events with a closure that runs on the caller's actor, coalescing
     /// the values as `observeValuesCoalesced(isolation:_:)` does: at most one `.value` per turn
-    /// of the actor, with the value as it is then; then the terminal event, after the last value.
+    /// of the actor, with the latest value set; then the terminal event, after the last value.
     ///
     /// Thread safety: see `observeValuesCoalesced(isolation:_:)`.
     /// Callbacks: `handler`, on `isolation` only. A value that had finished delivers only its
@@ -106,7 +119,7 @@ extension ObservableValue {
 extension ObservableState {
     /// Observes the value with a closure that runs on the caller's actor, coalescing, as
     /// `ObservableValue.observeValuesCoalesced(isolation:_:)`: at most one call per turn of the
-    /// actor, with the value as it is then.
+    /// actor, with the latest value set.
     ///
     /// Thread safety: as `ObservableValue.observeValuesCoalesced(isolation:_:)`.
     /// Callbacks: `handler`, on `isolation` only: the current value first, before this returns.

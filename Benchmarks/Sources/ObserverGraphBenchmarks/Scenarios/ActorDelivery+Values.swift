@@ -9,7 +9,9 @@
 //   value; listed for what coalescing saves).
 // - main queue by hand, coalescing (the reference): the thread stores the latest value under a
 //   lock and schedules one `DispatchQueue.main.async` unless one is pending; the block takes the
-//   latest value (the least a hand-written "latest value on main" does).
+//   latest value (the least a hand-written "latest value on main" does). Its set is a store
+//   under a lock, cheaper than an `ObservableValue` set with no observer at all (the floor
+//   below), so the kit can only come near it.
 // - sets alone (the floor): the same sets of an `ObservableValue` nobody observes, timed until
 //   the thread is done.
 // Every contender checks that the main actor showed the last value, and values only in the
@@ -174,6 +176,7 @@ extension ActorDelivery {
     // MARK: - Targets
 
     static let maxRatioValueCoalescedToHand = 1.0
+    static let maxRatioValueCoalescedToEveryCall = 0.5
 
     static func evaluateValues(_ report: Report, plan: Plan) {
         let scenario = valueScenario(plan.asyncElements)
@@ -194,5 +197,15 @@ extension ActorDelivery {
                     "value set from a thread, coalesced main-actor closure <= \(formatRatio(maxRatioValueCoalescedToHand)) the main queue by hand, coalescing",
                 status: kit / queue <= maxRatioValueCoalescedToHand ? .met : .missed,
                 measured: measured))
+        if let everyCall = report.median(scenario, valueEveryCall) {
+            report.addTarget(
+                TargetRow(
+                    target:
+                        "value set from a thread, coalesced main-actor closure <= \(formatRatio(maxRatioValueCoalescedToEveryCall)) observeValues (every value)",
+                    status: kit / everyCall <= maxRatioValueCoalescedToEveryCall ? .met : .missed,
+                    measured:
+                        "\(formatValue(kit)) ns / \(formatValue(everyCall)) ns = \(formatRatio(kit / everyCall))"
+                ))
+        }
     }
 }
