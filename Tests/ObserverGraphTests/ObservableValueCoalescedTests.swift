@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import ObserverGraph
 import Testing
 
@@ -25,6 +26,11 @@ final class CoalescedValueLog {
 
     /// Each call's value is newer than the one before (the sets below only count up).
     var isIncreasing: Bool { zip(values, values.dropFirst()).allSatisfy { $0 < $1 } }
+}
+
+/// An error that holds something whose release a test counts.
+struct PayloadError: Error {
+    let payload: Payload
 }
 
 /// Sets a value from its own actor.
@@ -109,7 +115,6 @@ struct ObservableValueCoalescedTests {
         for _ in 0..<20 { await Task.yield() }
         #expect(log.values.first == 0)
         #expect(log.values.last == 64_000)
-        #expect(log.values.count <= 64_001)
         #expect(log.isIncreasing)
         #expect(log.offMainQueue == 0)
         token.cancel()
@@ -182,6 +187,76 @@ struct ObservableValueCoalescedTests {
         let silentToken = value.observeValuesCoalesced { silent.record($0) }
         #expect(silent.values.isEmpty)
         #expect(silentToken.isCancelled)
+    }
+
+    @Test("a failure's error is released once the events form has delivered it, with the token kept")
+    func failureReleasedAfterDelivery() async {
+        let deinits = Counters()
+        var value: ObservableValue<Int>? = ObservableValue(1)
+        weak var weakValue: ObservableValue<Int>?
+        weakValue = value
+        let log = CoalescedValueLog()
+        let token = value!.observeCoalesced { log.record($0) }
+        value!.fail(PayloadError(payload: Payload(deinits: deinits)))
+        #expect(await eventually(within: coalescedCallLimit) { log.terminals.count == 1 })
+        #expect(token.isCancelled)
+        value = nil
+        #expect(await eventually(within: coalescedCallLimit) { weakValue == nil })
+        // Found by a review: the observation kept the error until its token went.
+        #expect(await eventually(within: coalescedCallLimit) { deinits["payload"] == 1 })
+        withExtendedLifetime(token) {}
+    }
+
+    @Test("a failure's error is released by a cancel made before its call")
+    func failureReleasedByCancel() async {
+        let deinits = Counters()
+        var value: ObservableValue<Int>? = ObservableValue(1)
+        let log = CoalescedValueLog()
+        let token = value!.observeCoalesced { log.record($0) }
+        value!.fail(PayloadError(payload: Payload(deinits: deinits)))
+        value = nil  // the value's own reference to the error goes
+        token.cancel()  // before the call, on this actor
+        #expect(deinits["payload"] == 1)
+        for _ in 0..<20 { await Task.yield() }
+        #expect(log.terminals.isEmpty)
+    }
+
+    /// A call that waited for a thread of the shared pool before hopping to the actor would show
+    /// no progress while workers hold every thread of that pool (found by a review: the second
+    /// call came 2 s later, when the workers were done). The workers stop when the closure has
+    /// been called 3 times; nothing on this side waits for the pool (a `Task.sleep` would).
+    @Test("calls reach the main actor while every thread of the shared pool is busy")
+    func callsWhileThePoolIsBusy() async {
+        let value = ObservableValue(0)
+        let log = CoalescedValueLog()
+        let release = GraphLock(false)
+        let token = value.observeValuesCoalesced { latest in
+            log.record(latest)
+            if log.values.count == 3 { release.withLock { $0 = true } }
+        }
+        let workers = max(ProcessInfo.processInfo.activeProcessorCount, 2)
+        let start = ContinuousClock.now
+        var tasks: [Task<Bool, Never>] = []
+        for worker in 0..<workers {
+            tasks.append(
+                Task.detached {
+                    // Busy, with no suspension point, until released (or 60 s).
+                    let deadline = ContinuousClock.now + .seconds(60)
+                    var step = 0
+                    while ContinuousClock.now < deadline {
+                        if release.withLock({ $0 }) { return true }
+                        step += 1
+                        if worker == 0 && step % 1_024 == 0 { value.value = step }
+                    }
+                    return false
+                })
+        }
+        var released = true
+        for task in tasks { released = await task.value && released }
+        #expect(released, "no 3 calls in 60 s while the workers held the pool")
+        #expect(ContinuousClock.now - start < .seconds(60))
+        #expect(log.isIncreasing)
+        token.cancel()
     }
 
     @Test("a value that goes away ends the events form with .finished, after its last set")

@@ -1,13 +1,14 @@
 // Coalesced observation, shared by arrays, sectioned arrays and values: at most one call per turn
-// of the observer's actor, with the content as it is then and (for arrays) one changeset composed
-// of every change since the last call. The form for a source filled from another actor: a queued event holds no
-// copy of the content, so each mutation meanwhile stays O(1) (an observer of
-// `observe(isolation:_:)` holds each event's content until its actor takes it, and the next
-// mutation copies it).
+// of the observer's actor, with the content as it is then (an array's, read from the source) or the
+// latest value received, and for arrays one changeset composed of every change since the last
+// call. The form for a source changed from another actor: no event waits in a queue, so an
+// array's mutations meanwhile stay O(1) (an observer of `observe(isolation:_:)` holds each event's
+// array until its actor takes it, and the next mutation copies it).
 
 /// What a coalesced observation composes: the changes its actor has not taken yet, without the
-/// content they lead to. A value, held under the observation's lock; no user code. (A
-/// `SendableMetatype`: the observation's task on the actor uses the type.)
+/// content they lead to (an array's), or the latest value (`keepsLatest`). A value, held under
+/// the observation's lock; what it lets go of is released after unlocking. (A `SendableMetatype`:
+/// the observation's task on the actor uses the type.)
 @usableFromInline
 protocol _ChangeComposer: SendableMetatype {
     /// The source's event value: the content and how it changed.
@@ -33,6 +34,8 @@ protocol _ChangeComposer: SendableMetatype {
     /// Whether the composer keeps the latest change it was given, which a call then delivers
     /// without reading the source (see `_Coalescer.run`).
     static var keepsLatest: Bool { get }
+    /// Whether a call for the main actor starts there (see `_Coalescer.schedule()`).
+    static var startsOnTheMainActor: Bool { get }
 }
 
 extension _ChangeComposer {
@@ -40,6 +43,9 @@ extension _ChangeComposer {
     @inlinable static var keepsLatest: Bool { false }
 
     @inlinable mutating func takeLatest() -> Change? { nil }
+
+    /// No, by default: an array's call is better late (see `_Coalescer.schedule()`).
+    @inlinable static var startsOnTheMainActor: Bool { false }
 }
 
 extension GraphEventSource {
@@ -134,7 +140,8 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
     @usableFromInline let state: GraphLock<State>
     /// The actor of the handler, weakly: an actor that keeps its tokens must be able to go.
     weak var actor: (any Actor)?
-    /// The source, weakly (a scheduled call holds it strongly, so no change is lost to its deinit).
+    /// The source, weakly (an array's scheduled call holds it strongly, so no change is lost to its
+    /// deinit; a value's call reads nothing of it).
     weak var source: GraphEventSource<Change>?
     /// The token of the observer that feeds this one (whose closure holds this one): set when
     /// it joined, taken by the cancel, which ends that cycle.
@@ -208,26 +215,36 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
         end(unlessTerminated: true)
     }
 
-    /// Starts a task that makes the next call on the actor, holding the source until then.
+    /// Starts a task that makes the next call on the actor (holding an array's source until then).
     ///
-    /// A task of a nonisolated closure, which starts on the shared pool of threads and then hops
-    /// to the actor, even for the main actor (where a mailbox's task starts on the actor, see
-    /// `_EventSink._startMailboxTask`): the hop's latency lets changes pile up for the call. A
-    /// call straight on an idle main actor came after a few appends each, and each call's array,
-    /// kept by the closure, made the next append copy the whole array: 16,000 appends from a
-    /// thread cost 1,267 ns each in one full benchmark run instead of 231 ns in the run before.
-    /// A value's calls, started on the main actor (or as blocks of the main queue), came more
-    /// often as well, about 800 for 100,000 sets from a thread, and nearly each one made a
-    /// thread wait on the observation's lock (asleep, then woken): 116 to 130 ns per set,
-    /// against 30 to 79 ns in 2 to 381 calls with the hop.
+    /// A value's call, for the main actor, starts there (`startsOnTheMainActor`), as a mailbox's
+    /// does (see `_EventSink._startMailboxTask`): a task that first needed a thread of the shared
+    /// pool showed no progress while workers held every thread of it (found by a review: the
+    /// second call came 2 s later, when the workers were done). It costs throughput when the main
+    /// actor is idle: calls come more often, and each one meets the setting thread on the
+    /// observation's lock (100,000 sets from a thread: 105 to 130 ns per set in about 700 to 800
+    /// calls, against 30 to 79 ns in 2 to 381 calls with the hop to the pool).
+    ///
+    /// An array's call is a task of a nonisolated closure, which starts on the shared pool of
+    /// threads and then hops to the actor, even for the main actor: the hop's latency lets
+    /// changes pile up for the call. A call straight on an idle main actor came after a few
+    /// appends each, and each call's array, kept by the closure, made the next append copy the
+    /// whole array: 16,000 appends from a thread cost 1,267 ns each in one full benchmark run
+    /// instead of 231 ns in the run before. (So an array's calls, too, wait while workers hold
+    /// every thread of the pool.)
     @usableFromInline
     func schedule() {
         guard let actor else {
             _cancel()  // the actor is gone: the observation ends
             return
         }
-        let source = source
-        Task { await self.run(source, isolation: actor) }
+        // A value's call reads nothing of the source (`keepsLatest`), so it does not keep it.
+        let source = Composer.keepsLatest ? nil : source
+        if Composer.startsOnTheMainActor, ObjectIdentifier(actor) == _MainActorCheck.mainActor {
+            Task { @MainActor in self.run(source, isolation: MainActor.shared) }
+        } else {
+            Task { await self.run(source, isolation: actor) }
+        }
     }
 
     private enum Step {
@@ -271,7 +288,8 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
             // Whatever was pending is taken now, unless `arrived` was delivered and more came since.
             let terminal = state.terminal
             let again = state.arrived != nil || !state.pending.isEmpty
-            if terminal != nil && !again { state.handler = nil }
+            // The terminal event goes with this call (an error it carries is released after it).
+            if terminal != nil && !again { (state.handler, state.terminal) = (nil, nil) }
             if !again { state.scheduled = false }
             guard let change else {
                 if let terminal { return .end(handler, terminal) }
@@ -306,13 +324,13 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
     /// released, with no lock held. `unlessTerminated`: not if it has ended already or its
     /// terminal event has come (checked in the same critical section).
     private func end(unlessTerminated: Bool) {
-        let taken = state.withLock { state -> (Handler?, Change?, Composer)? in
+        let taken = state.withLock { state -> (Handler?, Change?, Composer, GraphEvent<Change>?)? in
             if unlessTerminated && (state.handler == nil || state.terminal != nil) { return nil }
             defer {
-                (state.handler, state.cancelled, state.arrived) = (nil, true, nil)
+                (state.handler, state.cancelled, state.arrived, state.terminal) = (nil, true, nil, nil)
                 state.pending = Composer()
             }
-            return (state.handler, state.arrived, state.pending)
+            return (state.handler, state.arrived, state.pending, state.terminal)
         }
         guard let taken else { return }
         sink.withLock { $0.take() }?.cancel()

@@ -34,12 +34,16 @@ struct _LatestValueComposer<Value: Sendable>: _ChangeComposer {
         takeLatest() ?? current
     }
 
-    /// A value has no changeset: every set counts (use `skipsEqualValues` or `removeDuplicates()`
-    /// to drop equal ones before they reach the observation).
+    /// A value has no changeset: every set counts (`skipsEqualValues` leaves out, before they reach
+    /// the observation, the sets that do not change the value).
     @inlinable
     static func isUnchanged(_ change: Value) -> Bool { false }
 
     @inlinable static var keepsLatest: Bool { true }
+
+    /// Yes: a value's call copies nothing that a set would copy again, and a call that waited
+    /// for a thread of the shared pool would show no progress while workers hold that pool.
+    @inlinable static var startsOnTheMainActor: Bool { true }
 }
 
 extension ObservableValue {
@@ -62,10 +66,10 @@ extension ObservableValue {
     /// `observeValues(isolation:_:)` queues 10,000 calls, in order. The observation keeps the
     /// latest value for its next call (a set replaces the value, never changes it in place, so
     /// that costs the next set nothing). Every call has a value set after the previous call's,
-    /// in the order of the sets; the last call has the value of the last set.
-    /// A set of an equal value counts as a change (the call may bring a value equal to the
-    /// previous one): create the value with `skipsEqualValues: true`, or observe
-    /// `removeDuplicates()`, to leave those out.
+    /// in the order of the sets; the last call has the value of the last set. A call may bring
+    /// a value equal to the previous call's: a set of an equal value counts as a change (create
+    /// the value with `skipsEqualValues: true` to leave out sets that do not change it), and sets
+    /// that come back to the previous call's value within one turn make a call with it.
     ///
     /// The first call, with the current value, happens before this returns (a value that has
     /// finished makes no call at all). Later calls never happen inside the code that set the
@@ -122,7 +126,8 @@ extension ObservableState {
     /// actor, with the latest value set.
     ///
     /// Thread safety: as `ObservableValue.observeValuesCoalesced(isolation:_:)`.
-    /// Callbacks: `handler`, on `isolation` only: the current value first, before this returns.
+    /// Callbacks: `handler`, on `isolation` only: the current value first, before this returns
+    /// (none for a state that has finished).
     /// - Returns: the token that keeps the observation alive. Keep it.
     /// - Complexity: as `ObservableValue.observeValuesCoalesced(isolation:_:)`.
     @inlinable

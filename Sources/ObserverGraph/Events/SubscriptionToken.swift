@@ -45,8 +45,8 @@ public final class SubscriptionToken: Sendable {
     /// from the source's observer list (`removeObserver(_:)`, `removeAllObservers()`) is not
     /// cancelled: nothing reaches it while it is out of the list, and it is delivered to again if
     /// added back, so this stays `false` (`hasObserver(_:)` of the source tells whether it is in
-    /// the list). A coalesced observation of an array is the exception: taken out of the list,
-    /// it ends, and this is `true`.
+    /// the list). A coalesced observation (of an array, a sectioned array or a value) is the
+    /// exception: taken out of the list, it ends, and this is `true`.
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
@@ -185,8 +185,8 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     /// `false` here, and every such delivery then goes through the mailbox. (Not covered: such a
     /// program observing from inside `DispatchQueue.main.sync { }` would get `true`.)
     @usableFromInline let _mainQueueIsMainActor: Bool
-    /// A kit-internal sink that feeds a coalescing observation of an array (see
-    /// `_Coalescer`): taken out of the observer list by anything but its own cancel
+    /// A kit-internal sink that feeds a coalescing observation (of an array, a sectioned array or
+    /// a value, see `_Coalescer`): taken out of the observer list by anything but its own cancel
     /// (`removeObserver`, `removeAllObservers`), it tells that observation, which then ends: it
     /// cannot know what changed while it was out.
     @usableFromInline let _endsOnRemoval: Bool
