@@ -97,4 +97,25 @@ struct OperatorInputLifetimeTests {
         let end = x.map { $0 }
         #expect(end.value == x.value)
     }
+
+    /// The input keeps the source's latest value (a new operator starts from it), and the sink
+    /// that feeds it holds the input through its closure: both must go with the source, or the
+    /// last value set would live for good (found by a mutant that never released that closure).
+    @Test("The source's last value goes with the source and its operators, and with a coalesced observation")
+    func lastValueGoesWithTheSource() async {
+        let deinits = Counters()
+        var value: ObservableValue<Payload>? = ObservableValue(Payload(deinits: deinits))
+        var derived: DerivedValue<Int>? = value!.map { _ in 1 }
+        #expect(derived?.value == 1)
+        derived = nil
+        value = nil
+        #expect(deinits["payload"] == 1)
+
+        // The same through a coalesced observation's feed, cancelled, then the source dropped.
+        var coalesced: ObservableValue<Payload>? = ObservableValue(Payload(deinits: deinits))
+        let token = await MainActor.run { [coalesced] in coalesced!.observeValuesCoalesced { _ in } }
+        token.cancel()
+        coalesced = nil
+        #expect(await eventually(within: .seconds(60)) { deinits["payload"] == 2 })
+    }
 }
