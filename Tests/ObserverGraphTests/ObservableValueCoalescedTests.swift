@@ -235,7 +235,6 @@ struct ObservableValueCoalescedTests {
             if log.values.count == 3 { release.withLock { $0 = true } }
         }
         let workers = max(ProcessInfo.processInfo.activeProcessorCount, 2)
-        let start = ContinuousClock.now
         var tasks: [Task<Bool, Never>] = []
         for worker in 0..<workers {
             tasks.append(
@@ -253,8 +252,9 @@ struct ObservableValueCoalescedTests {
         }
         var released = true
         for task in tasks { released = await task.value && released }
+        // Each worker counts its 60 s from when it starts: the pool may be slow to start them (the
+        // thread sanitizer's run of the suite took 77 s), which says nothing of the calls.
         #expect(released, "no 3 calls in 60 s while the workers held the pool")
-        #expect(ContinuousClock.now - start < .seconds(60))
         #expect(log.isIncreasing)
         token.cancel()
     }
