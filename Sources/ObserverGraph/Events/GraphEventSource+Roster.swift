@@ -69,20 +69,30 @@ struct _SinkRoster<Value: Sendable> {
 /// One closure observer of a roster: unretained (the roster's `owners` keeps it), its registry
 /// bits (to re-check it after a removal made during the delivery), and what a delivery to it
 /// reads first, copied out of the sink so that the loop goes from the entry straight to the
-/// closure's call gate: the sequence number it joined at and, for a nonisolated sink, the gate
-/// (which the sink keeps until its deinit).
+/// closure's call gate: the sequence number it joined at and the gate (which the sink keeps until
+/// its deinit): for a nonisolated sink, its call gate; for an actor's sink, its actor gate, with
+/// the actor's identity, so that a value delivered on that actor calls the closure from the loop.
 @usableFromInline
 struct _RosterEntry<Value: Sendable> {
     @usableFromInline let sink: Unmanaged<_EventSink<Value>>
     @usableFromInline let bits: UInt64
     @usableFromInline let firstSequence: UInt64
-    /// The sink's `_gate` (a `_CallGate<Value>`), unretained; `nil` for the other modes.
+    /// The sink's `_gate` (a `_CallGate<Value>`) when `actor` is `nil`, its `_actorGate` (an
+    /// `_ActorGate<Value>`) otherwise; unretained; `nil` for the other modes.
     @usableFromInline let gate: Unmanaged<AnyObject>?
+    /// The sink's `actorIdentity` when it has an actor gate; `nil` otherwise.
+    @usableFromInline let actor: ObjectIdentifier?
 
     @inlinable init(_ sink: _EventSink<Value>, bits: UInt64) {
         self.sink = Unmanaged.passUnretained(sink)
         self.bits = bits
         self.firstSequence = sink.firstSequence
-        self.gate = sink._gate
+        if let actorGate = sink._actorGate {
+            self.gate = actorGate
+            self.actor = sink.actorIdentity
+        } else {
+            self.gate = sink._gate
+            self.actor = nil
+        }
     }
 }

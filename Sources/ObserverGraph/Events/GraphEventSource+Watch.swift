@@ -131,8 +131,11 @@ extension GraphEventSource {
             if !dead.isEmpty { node._dropDead(dead, layout: layout, count: slots.count) }
         }
         guard case .value(let value) = event else {
-            _forEachObserver(upTo: sequence, watch: watch) {
+            // A terminal event takes an actor's lock path (`_deliverOnActor`), through its sink.
+            _forEachObserver(upTo: sequence, drainer: nil, watch: watch) {
                 $0.deliver(event, sink: $1, thread: thread)
+            } callActorGate: { _, _ in
+                false
             } callSink: {
                 $0._deliverOutOfLine(event, drainer: drainer, thread: thread)
             }
@@ -144,8 +147,10 @@ extension GraphEventSource {
             _deliverValue(event, value, upTo: sequence, drainer: drainer, thread: thread, watch: watch)
             return
         }
-        _forEachObserver(upTo: sequence, watch: watch) {
+        _forEachObserver(upTo: sequence, drainer: drainer, watch: watch) {
             $0.deliver(event, value: value, sink: $1, thread: thread)
+        } callActorGate: {
+            $0.callIfIdle(event, value: value, sink: $1)
         } callSink: {
             $0._deliverOutOfLine(event, drainer: drainer, thread: thread)
         }
@@ -160,22 +165,26 @@ extension GraphEventSource {
         _ event: GraphEvent<Value>, _ value: Value, upTo sequence: UInt64, drainer: ObjectIdentifier?,
         thread: UInt, watch: _MembershipWatch
     ) {
-        _forEachObserver(upTo: sequence, watch: watch) {
+        _forEachObserver(upTo: sequence, drainer: drainer, watch: watch) {
             $0.deliver(event, value: value, sink: $1, thread: thread)
+        } callActorGate: {
+            $0.callIfIdle(event, value: value, sink: $1)
         } callSink: {
             $0._deliverOutOfLine(event, value: value, drainer: drainer, thread: thread)
         }
     }
 
     /// Delivers `event` to each closure observer that joined before `sequence`: a nonisolated
-    /// one through its call gate, with `callGate`; the others through their sink, with
-    /// `callSink` (out of line: the actor and queue paths would make every delivery's frame
-    /// larger).
+    /// one through its call gate, with `callGate`; an actor's one, when `drainer` is that actor,
+    /// through its actor gate, with `callActorGate` (which answers `false` when the gate is not
+    /// idle); the others, and those, through their sink, with `callSink` (out of line: the
+    /// mailbox and queue paths would make every delivery's frame larger).
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
     @inlinable @inline(__always)
     final func _forEachObserver(
-        upTo sequence: UInt64, watch: _MembershipWatch,
+        upTo sequence: UInt64, drainer: ObjectIdentifier?, watch: _MembershipWatch,
         _ callGate: (_CallGate<Value>, Unmanaged<_EventSink<Value>>) -> Void,
+        callActorGate: (_ActorGate<Value>, _EventSink<Value>) -> Bool,
         callSink: (_EventSink<Value>) -> Void
     ) {
         let node = graphNode
@@ -185,14 +194,29 @@ extension GraphEventSource {
         for entry in _roster.entries {
             if watch.changedWhileDelivering && !node._isSubscribed(bits: entry.bits) { continue }
             guard entry.firstSequence < sequence else { continue }
-            if let gate = entry.gate {
+            guard let gate = entry.gate else {
+                entry.sink._withUnsafeGuaranteedRef { callSink($0) }
+                continue
+            }
+            guard let actor = entry.actor else {
                 // A nonisolated closure: straight to its call gate (what `deliver` does).
                 gate._withUnsafeGuaranteedRef {
                     callGate(unsafeDowncast($0, to: _CallGate<Value>.self), entry.sink)
                 }
-            } else {
-                entry.sink._withUnsafeGuaranteedRef { callSink($0) }
+                continue
             }
+            // An actor's closure, on its actor and idle, is called at once (what
+            // `_deliverOnActor` does first); otherwise its sink takes the event.
+            if actor == drainer,
+                gate._withUnsafeGuaranteedRef({ gate in
+                    entry.sink._withUnsafeGuaranteedRef {
+                        callActorGate(unsafeDowncast(gate, to: _ActorGate<Value>.self), $0)
+                    }
+                })
+            {
+                continue
+            }
+            entry.sink._withUnsafeGuaranteedRef { callSink($0) }
         }
     }
 }
