@@ -65,7 +65,7 @@ extension GraphEventSource {
             in
             let coalescer = _Coalescer<Composer>(
                 handler: handler, actor: isolation, source: self, version: state.version,
-                current: state.current!)
+                current: state.current)
             if let terminal = state.terminal { return (coalescer, nil, terminal, (false, false)) }
             let sink = _EventSink<Value>(
                 firstSequence: state.takeSequence(), mode: .nonisolated,
@@ -73,7 +73,10 @@ extension GraphEventSource {
                 endsOnRemoval: true)
             let joined = _subscribeDeferringSweep(sink)
             coalescer.sink.withLock { $0 = SubscriptionToken(sink) }
-            return (coalescer, _replayValue(state.current!), nil, (joined.sweepDue, joined.releaseDue))
+            // A derived value that no value has reached yet (a `filter`'s) makes no first call.
+            return (
+                coalescer, state.current.map { _replayValue($0) }, nil, (joined.sweepDue, joined.releaseDue)
+            )
         }
         if chores.1 { graphNode._releaseDroppedActors() }
         if chores.0 { graphNode._sweepDeadObservers() }
@@ -150,9 +153,10 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
     @usableFromInline
     init(
         handler: Handler, actor: any Actor, source: GraphEventSource<Change>, version: UInt64,
-        current: Change
+        current: Change?
     ) {
-        state = GraphLock(State(handler: handler, pending: Composer(from: current), version: version))
+        let pending = current.map { Composer(from: $0) } ?? Composer()
+        state = GraphLock(State(handler: handler, pending: pending, version: version))
         self.actor = actor
         self.source = source
         super.init()
