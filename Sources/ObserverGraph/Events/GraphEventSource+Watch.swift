@@ -170,7 +170,7 @@ extension GraphEventSource {
         } callActorGate: {
             $0.callIfIdle(event, value: value, sink: $1)
         } callSink: {
-            $0._deliverOutOfLine(event, value: value, drainer: drainer, thread: thread)
+            $0._deliverOutOfLine(event, drainer: drainer, thread: thread)
         }
     }
 

@@ -374,24 +374,6 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
         deliver(event, drainer: drainer, thread: thread)
     }
 
-    /// `_deliverOutOfLine(_:drainer:thread:)` for a value event, given its value: an actor's
-    /// closure called at once (through its actor gate) is handed the value as it is (see
-    /// `_Handler.call(_:value:)`).
-    @usableFromInline @inline(never)
-    func _deliverOutOfLine(
-        _ event: GraphEvent<Value>, value: Value, drainer: ObjectIdentifier?, thread: UInt
-    ) {
-        if let actorIdentity, drainer == actorIdentity, _direct == nil,
-            #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let gate = _actorGate,
-            gate._withUnsafeGuaranteedRef({
-                unsafeDowncast($0, to: _ActorGate<Value>.self).callIfIdle(event, value: value, sink: self)
-            })
-        {
-            return
-        }
-        deliver(event, drainer: drainer, thread: thread)
-    }
-
     /// What a delivery to an actor's closure does once it has left the sink's lock (see
     /// `_deliverLater`).
     @usableFromInline
