@@ -1,10 +1,11 @@
 import ObserverGraph
 import Testing
 
-/// How long a coalesced test waits for a call. A coalesced call's task starts on the shared pool
-/// of threads, then hops to the observer's actor (see `_Coalescer.schedule()`), and under the
-/// thread sanitizer the suite's stress tests can hold every thread of that pool for over a
-/// minute (77 s measured, with other builds loading the machine): 30 s failed two tests then.
+/// How long a coalesced test waits for a call. A coalesced call for another actor than the main
+/// actor is a task that runs on the shared pool of threads, and under the thread sanitizer the
+/// suite's stress tests can hold every thread of that pool for over a minute (77 s measured, with
+/// other builds loading the machine, when the main actor's calls hopped through the pool too):
+/// 30 s failed two tests then.
 let coalescedCallLimit: Duration = .seconds(300)
 
 /// What a coalesced observer on the main actor received: every call's change, in order.

@@ -1,3 +1,5 @@
+import Dispatch
+
 // Coalesced observation, shared by arrays, sectioned arrays and values: at most one call per turn
 // of the observer's actor, with the content as it is then (an array's, read from the source) or the
 // latest value received, and for arrays one changeset composed of every change since the last
@@ -34,8 +36,9 @@ protocol _ChangeComposer: SendableMetatype {
     /// Whether the composer keeps the latest change it was given, which a call then delivers
     /// without reading the source (see `_Coalescer.run`).
     static var keepsLatest: Bool { get }
-    /// Whether a call for the main actor starts there (see `_Coalescer.schedule()`).
-    static var startsOnTheMainActor: Bool { get }
+    /// Whether calls for the main actor are paced, at least `_Coalescer.pace` apart (see
+    /// `_Coalescer.schedule(after:)`).
+    static var isPaced: Bool { get }
 }
 
 extension _ChangeComposer {
@@ -44,8 +47,8 @@ extension _ChangeComposer {
 
     @inlinable mutating func takeLatest() -> Change? { nil }
 
-    /// No, by default: an array's call is better late (see `_Coalescer.schedule()`).
-    @inlinable static var startsOnTheMainActor: Bool { false }
+    /// Yes, by default: an array's call is better late (see `_Coalescer.schedule(after:)`).
+    @inlinable static var isPaced: Bool { true }
 }
 
 extension GraphEventSource {
@@ -131,6 +134,10 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
         @usableFromInline var terminal: GraphEvent<Change>?
         /// The token was cancelled (a call that was running may not make another).
         @usableFromInline var cancelled = false
+        /// When the last call for the main actor took what was pending (`DispatchTime`'s uptime in
+        /// nanoseconds; 0 before the first): an array's next call comes `_Coalescer.pace` later at
+        /// the earliest (see `schedule(after:)`).
+        @usableFromInline var lastCall: UInt64 = 0
 
         @usableFromInline
         init(handler: Handler, pending: Composer, version: UInt64) {
@@ -190,6 +197,7 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
             return
         }
         var dropped: Change?  // released after unlocking
+        var lastCall: UInt64 = 0
         let mustSchedule = state.withLock { state -> Bool in
             guard state.handler != nil else { return false }
             switch event {
@@ -205,10 +213,11 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
             }
             guard !state.scheduled else { return false }
             state.scheduled = true
+            lastCall = state.lastCall
             return true
         }
         withExtendedLifetime(dropped) {}
-        if mustSchedule { schedule() }
+        if mustSchedule { schedule(after: lastCall) }
     }
 
     /// The sink left the source's observer list other than by this observation's cancel (which
@@ -219,36 +228,48 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
         end(unlessTerminated: true)
     }
 
-    /// Starts a task that makes the next call on the actor (holding an array's source until then).
+    /// How long an array's calls for the main actor are apart at the least: 1 ms (see
+    /// `schedule(after:)`).
+    @usableFromInline static var pace: UInt64 { 1_000_000 }
+
+    /// Schedules the next call on the actor (holding an array's source until then). `lastCall`:
+    /// when the last call for the main actor took what was pending (0: none yet).
     ///
-    /// A value's call, for the main actor, starts there (`startsOnTheMainActor`), as a mailbox's
-    /// does (see `_EventSink._startMailboxTask`): a task that first needed a thread of the shared
-    /// pool showed no progress while workers held every thread of it (found by a review: the
-    /// second call came 2 s later, when the workers were done). It costs throughput when the main
-    /// actor is idle: calls come more often, and each one meets the setting thread on the
-    /// observation's lock (100,000 sets from a thread: 105 to 130 ns per set in about 700 to 800
-    /// calls, against 30 to 79 ns in 2 to 381 calls with the hop to the pool).
+    /// For the main actor, the call starts there, as a mailbox's does (see
+    /// `_EventSink._startMailboxTask`): a task that first needed a thread of the shared pool showed
+    /// no progress while workers held every thread of it (found by a review of values' calls: the
+    /// second call came 2 s later, when the workers were done).
     ///
-    /// An array's call is a task of a nonisolated closure, which starts on the shared pool of
-    /// threads and then hops to the actor, even for the main actor: the hop's latency lets
-    /// changes pile up for the call. A call straight on an idle main actor came after a few
-    /// appends each, and each call's array, kept by the closure, made the next append copy the
-    /// whole array: 16,000 appends from a thread cost 1,267 ns each in one full benchmark run
-    /// instead of 231 ns in the run before. (So an array's calls, too, wait while workers hold
-    /// every thread of the pool.)
+    /// A value's call runs on the actor's next turn. An array's call is paced: it runs on the next
+    /// turn when the last call was `pace` (1 ms) ago or more, otherwise when that time has come
+    /// (`DispatchQueue.main`, which is the main actor's queue), so that changes pile up for it.
+    /// Each call's array, kept by the closure, makes the next change copy the whole array: calls
+    /// on an idle main actor, each after a few appends, cost 16,000 appends from a thread 1,267
+    /// ns each instead of 231 ns (one full benchmark run). A value's call copies nothing.
+    ///
+    /// For another actor, a task of the actor (which runs on the shared pool).
     @usableFromInline
-    func schedule() {
+    func schedule(after lastCall: UInt64) {
         guard let actor else {
             _cancel()  // the actor is gone: the observation ends
             return
         }
         // A value's call reads nothing of the source (`keepsLatest`), so it does not keep it.
         let source = Composer.keepsLatest ? nil : source
-        if Composer.startsOnTheMainActor, ObjectIdentifier(actor) == _MainActorCheck.mainActor {
-            Task { @MainActor in self.run(source, isolation: MainActor.shared) }
-        } else {
+        guard ObjectIdentifier(actor) == _MainActorCheck.mainActor else {
             Task { await self.run(source, isolation: actor) }
+            return
         }
+        if Composer.isPaced && lastCall != 0 {
+            let due = lastCall &+ Self.pace
+            if DispatchTime.now().uptimeNanoseconds < due {
+                DispatchQueue.main.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) {
+                    self.run(source, isolation: MainActor.shared)
+                }
+                return
+            }
+        }
+        Task { @MainActor in self.run(source, isolation: MainActor.shared) }
     }
 
     private enum Step {
@@ -261,6 +282,8 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
     /// after it), then schedules the next call if changes arrived meanwhile.
     private func run(_ source: GraphEventSource<Change>?, isolation actor: isolated any Actor) {
         var released: [Change] = []  // contents dropped here: released after unlocking
+        // An array's calls for the main actor are paced from when they take what is pending.
+        let now = Composer.isPaced ? DispatchTime.now().uptimeNanoseconds : 0
         let step = state.withLock { state -> Step in
             guard let handler = state.handler else { return .none }
             var change = state.arrived.take()
@@ -299,6 +322,7 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
                 if let terminal { return .end(handler, terminal) }
                 return .none
             }
+            state.lastCall = now
             return .call(handler, change, then: again ? nil : terminal, again: again)
         }
         withExtendedLifetime(released) {}
@@ -315,7 +339,7 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
                 // Not after a cancel made by that call.
                 if let terminal, !state.withLock({ $0.cancelled }) { call(terminal) }
             }
-            if again { schedule() }
+            if again { schedule(after: now) }
         }
     }
 

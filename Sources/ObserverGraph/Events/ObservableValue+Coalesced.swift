@@ -41,9 +41,8 @@ struct _LatestValueComposer<Value: Sendable>: _ChangeComposer {
 
     @inlinable static var keepsLatest: Bool { true }
 
-    /// Yes: a value's call copies nothing that a set would copy again, and a call that waited
-    /// for a thread of the shared pool would show no progress while workers hold that pool.
-    @inlinable static var startsOnTheMainActor: Bool { true }
+    /// No: a value's call copies nothing that a set would copy again.
+    @inlinable static var isPaced: Bool { false }
 }
 
 extension ObservableValue {

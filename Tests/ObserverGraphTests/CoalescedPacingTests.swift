@@ -1,0 +1,105 @@
+import Dispatch
+import Foundation
+import ObserverGraph
+import Testing
+
+/// Holds every thread of the shared pool, busy with no suspension point, until `release` is
+/// set (or 60 s pass, counted by each worker from when it starts); worker 0 calls `change` every
+/// 1,024 steps. Returns whether every worker was released.
+func holdThePool(
+    release: GraphLock<Bool>, _ change: @escaping @Sendable (Int) -> Void
+) async -> Bool {
+    let workers = max(ProcessInfo.processInfo.activeProcessorCount, 2)
+    var tasks: [Task<Bool, Never>] = []
+    for worker in 0..<workers {
+        tasks.append(
+            Task.detached {
+                let deadline = ContinuousClock.now + .seconds(60)
+                var step = 0
+                while ContinuousClock.now < deadline {
+                    if release.withLock({ $0 }) { return true }
+                    step += 1
+                    if worker == 0 && step % 1_024 == 0 { change(step) }
+                }
+                return false
+            })
+    }
+    var released = true
+    for task in tasks { released = await task.value && released }
+    return released
+}
+
+@MainActor
+@Suite("Coalesced arrays: calls on the main actor, paced")
+struct CoalescedPacingTests {
+    /// An array's calls for the main actor start there: they come while workers hold every
+    /// thread of the shared pool (they used to hop through it, and waited for the workers). The
+    /// workers stop when the closure has been called 3 times.
+    @Test("an array's calls reach the main actor while every thread of the shared pool is busy")
+    func arrayCallsWhileThePoolIsBusy() async {
+        let items = ObservableArray<Int>()
+        let log = CoalescedLog<Int>()
+        let release = GraphLock(false)
+        let token = items.observeValuesCoalesced { change in
+            log.record(change)
+            if log.changes.count == 3 { release.withLock { $0 = true } }
+        }
+        let released = await holdThePool(release: release) { step in items.append(step) }
+        #expect(released, "no 3 calls in 60 s while the workers held the pool")
+        #expect(log.problems.isEmpty)
+        #expect(log.offMainQueue == 0)
+        token.cancel()
+    }
+
+    @Test("a sectioned array's calls reach the main actor while every thread of the shared pool is busy")
+    func sectionedCallsWhileThePoolIsBusy() async {
+        let table = ObservableSectionedArray([ArraySection(metadata: "A", items: [Int]())])
+        let calls = GraphLock(0)
+        let release = GraphLock(false)
+        let token = table.observeValuesCoalesced { _ in
+            if calls.withLock({ count in
+                count += 1
+                return count
+            }) == 3 {
+                release.withLock { $0 = true }
+            }
+        }
+        let released = await holdThePool(release: release) { step in
+            try? table.appendItem(step, toSection: 0)
+        }
+        #expect(released, "no 3 calls in 60 s while the workers held the pool")
+        token.cancel()
+    }
+
+    /// Appends from a thread for 200 ms, while the main actor is idle, to an array whose closure
+    /// keeps what it is given (as a view does) and does no other work: the calls are paced, at
+    /// least 1 ms apart, so there are at most one per millisecond between the first and the last
+    /// (plus slack for a first call that ran late). Unpaced, a call came every few appends.
+    @Test("an array's calls for the main actor come at most once per millisecond")
+    func callsArePaced() async {
+        let items = ObservableArray<Int>()
+        var shown: [Int] = []
+        var times: [UInt64] = []
+        let token = items.observeValuesCoalesced { change in
+            times.append(DispatchTime.now().uptimeNanoseconds)
+            shown = change.array
+        }
+        let appended = await Task.detached {
+            let end = DispatchTime.now().uptimeNanoseconds + 200_000_000
+            var count = 0
+            while DispatchTime.now().uptimeNanoseconds < end {
+                items.append(count)
+                count += 1
+            }
+            return count
+        }.value
+        #expect(await eventually(within: coalescedCallLimit) { shown.count == appended })
+        #expect(shown == Array(0..<appended))
+        let calls = times.count - 1  // after the first, made when it was observed
+        #expect(calls >= 2)
+        guard calls >= 2, let last = times.last else { return }
+        let span = last - times[1]
+        #expect(UInt64(calls) <= span / 1_000_000 + 1 + 50, "\(calls) calls in \(span / 1_000) µs")
+        token.cancel()
+    }
+}
