@@ -36,9 +36,6 @@ protocol _ChangeComposer: SendableMetatype {
     /// Whether the composer keeps the latest change it was given, which a call then delivers
     /// without reading the source (see `_Coalescer.run`).
     static var keepsLatest: Bool { get }
-    /// Whether calls for the main actor are paced, at least `_Coalescer.pace` apart (see
-    /// `_Coalescer.schedule(after:)`).
-    static var isPaced: Bool { get }
 }
 
 extension _ChangeComposer {
@@ -46,9 +43,6 @@ extension _ChangeComposer {
     @inlinable static var keepsLatest: Bool { false }
 
     @inlinable mutating func takeLatest() -> Change? { nil }
-
-    /// Yes, by default: an array's call is better late (see `_Coalescer.schedule(after:)`).
-    @inlinable static var isPaced: Bool { true }
 }
 
 extension GraphEventSource {
@@ -134,8 +128,8 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
         @usableFromInline var terminal: GraphEvent<Change>?
         /// The token was cancelled (a call that was running may not make another).
         @usableFromInline var cancelled = false
-        /// When the last call for the main actor took what was pending (`DispatchTime`'s uptime in
-        /// nanoseconds; 0 before the first): an array's next call comes `_Coalescer.pace` later at
+        /// When the last call took what was pending (`DispatchTime`'s uptime in nanoseconds; 0
+        /// before the first): the next call for the main actor comes `_Coalescer.pace` later at
         /// the earliest (see `schedule(after:)`).
         @usableFromInline var lastCall: UInt64 = 0
 
@@ -228,8 +222,7 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
         end(unlessTerminated: true)
     }
 
-    /// How long an array's calls for the main actor are apart at the least: 1 ms (see
-    /// `schedule(after:)`).
+    /// How long calls for the main actor are apart at the least: 1 ms (see `schedule(after:)`).
     @usableFromInline static var pace: UInt64 { 1_000_000 }
 
     /// Schedules the next call on the actor (holding an array's source until then). `lastCall`:
@@ -240,12 +233,14 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
     /// no progress while workers held every thread of it (found by a review of values' calls: the
     /// second call came 2 s later, when the workers were done).
     ///
-    /// A value's call runs on the actor's next turn. An array's call is paced: it runs on the next
-    /// turn when the last call was `pace` (1 ms) ago or more, otherwise when that time has come
-    /// (`DispatchQueue.main`, which is the main actor's queue), so that changes pile up for it.
-    /// Each call's array, kept by the closure, makes the next change copy the whole array: calls
-    /// on an idle main actor, each after a few appends, cost 16,000 appends from a thread 1,267
-    /// ns each instead of 231 ns (one full benchmark run). A value's call copies nothing.
+    /// The calls are paced: a call runs on the next turn when the last call was `pace` (1 ms)
+    /// ago or more, otherwise when that time has come (`DispatchQueue.main`, which is the main
+    /// actor's queue), so that changes pile up for it. An array's call, kept by the closure,
+    /// makes the next change copy the whole array: calls on an idle main actor, each after a few
+    /// appends, cost 16,000 appends from a thread 1,267 ns each instead of 231 ns (one full
+    /// benchmark run). A value's call copies nothing, but each call met the setting thread on
+    /// this observation's lock, where it often slept: 100,000 sets from a thread cost 125 ns each
+    /// unpaced, 31.5 ns paced (benchmark row `actor: value set from a thread`, one run each).
     ///
     /// For another actor, a task of the actor (which runs on the shared pool).
     @usableFromInline
@@ -260,7 +255,7 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
             Task { await self.run(source, isolation: actor) }
             return
         }
-        if Composer.isPaced && lastCall != 0 {
+        if lastCall != 0 {
             let due = lastCall &+ Self.pace
             if DispatchTime.now().uptimeNanoseconds < due {
                 DispatchQueue.main.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) {
@@ -282,8 +277,8 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
     /// after it), then schedules the next call if changes arrived meanwhile.
     private func run(_ source: GraphEventSource<Change>?, isolation actor: isolated any Actor) {
         var released: [Change] = []  // contents dropped here: released after unlocking
-        // An array's calls for the main actor are paced from when they take what is pending.
-        let now = Composer.isPaced ? DispatchTime.now().uptimeNanoseconds : 0
+        // Calls for the main actor are paced from when they take what is pending.
+        let now = DispatchTime.now().uptimeNanoseconds
         let step = state.withLock { state -> Step in
             guard let handler = state.handler else { return .none }
             var change = state.arrived.take()
