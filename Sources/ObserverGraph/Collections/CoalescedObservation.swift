@@ -147,6 +147,10 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
     /// The source, weakly (an array's scheduled call holds it strongly, so no change is lost to its
     /// deinit; a value's call reads nothing of it).
     weak var source: GraphEventSource<Change>?
+    /// The actor is the main actor, and its jobs run on the main queue (as they do unless a
+    /// program installs its own main executor): its calls are paced through that queue (see
+    /// `schedule(after:)`). Made on the actor, when the observation is.
+    let paced: Bool
     /// The token of the observer that feeds this one (whose closure holds this one): set when
     /// it joined, taken by the cancel, which ends that cycle.
     @usableFromInline let sink = GraphLock<SubscriptionToken?>(nil)
@@ -160,6 +164,8 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
         state = GraphLock(State(handler: handler, pending: pending, version: version))
         self.actor = actor
         self.source = source
+        // Made on `actor` (see `_observeCoalesced`): on the main actor, whether the main queue runs it.
+        paced = ObjectIdentifier(actor) == _MainActorCheck.mainActor && _MainActorCheck.isCurrent()
         super.init()
     }
 
@@ -242,7 +248,10 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
     /// this observation's lock, where it often slept: 100,000 sets from a thread cost 125 ns each
     /// unpaced, 31.5 ns paced (benchmark row `actor: value set from a thread`, one run each).
     ///
-    /// For another actor, a task of the actor (which runs on the shared pool).
+    /// A program that installed its own main executor (the main queue does not run the main
+    /// actor's jobs then; found by a review, with the experimental executor factory of Swift 6.3)
+    /// gets unpaced calls, each on the actor's next turn. For another actor, a task of the actor
+    /// (which runs on the shared pool).
     @usableFromInline
     func schedule(after lastCall: UInt64) {
         guard let actor else {
@@ -255,7 +264,7 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
             Task { await self.run(source, isolation: actor) }
             return
         }
-        if lastCall != 0 {
+        if paced && lastCall != 0 {
             let due = lastCall &+ Self.pace
             if DispatchTime.now().uptimeNanoseconds < due {
                 DispatchQueue.main.asyncAfter(deadline: DispatchTime(uptimeNanoseconds: due)) {
