@@ -234,24 +234,7 @@ struct ObservableValueCoalescedTests {
             log.record(latest)
             if log.values.count == 3 { release.withLock { $0 = true } }
         }
-        let workers = max(ProcessInfo.processInfo.activeProcessorCount, 2)
-        var tasks: [Task<Bool, Never>] = []
-        for worker in 0..<workers {
-            tasks.append(
-                Task.detached {
-                    // Busy, with no suspension point, until released (or 60 s).
-                    let deadline = ContinuousClock.now + .seconds(60)
-                    var step = 0
-                    while ContinuousClock.now < deadline {
-                        if release.withLock({ $0 }) { return true }
-                        step += 1
-                        if worker == 0 && step % 1_024 == 0 { value.value = step }
-                    }
-                    return false
-                })
-        }
-        var released = true
-        for task in tasks { released = await task.value && released }
+        let released = await holdThePool(release: release) { step in value.value = step }
         // Each worker counts its 60 s from when it starts: the pool may be slow to start them (the
         // thread sanitizer's run of the suite took 77 s), which says nothing of the calls.
         #expect(released, "no 3 calls in 60 s while the workers held the pool")
