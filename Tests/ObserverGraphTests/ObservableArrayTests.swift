@@ -228,6 +228,15 @@ struct ObservableArrayTests {
         array.finish()
         #expect(throws: ObservableArrayError.terminated) { try array.insert(1, at: 0) }
         #expect(!array.append(1))
+        // A batch after termination: its body runs once, on the final content, and its changes
+        // are dropped; it returns what that run returned.
+        var runs = 0
+        let seen = array.batch { batch -> Int in
+            runs += 1
+            batch.append(3)
+            return batch.count
+        }
+        #expect(runs == 1 && seen == 1 && array.array == [])
         #expect(log.changesets == [ArrayChangeset(inserts: [0, 1]), ArrayChangeset(deletes: [0, 1])])
         withExtendedLifetime(token) {}
     }
@@ -261,6 +270,22 @@ struct ObservableArrayTests {
         }
         #expect(names.array == ["d", "b", "C", "e"] && log.changesets.count == 2)
         withExtendedLifetime(tokens) {}
+    }
+
+    @Test("The example of batch's doc comment, as written there")
+    func batchDocExample() throws {
+        let names = ObservableArray(["Ann", "Bob"])
+        let log = ChangeLog<String>()
+        let token = names.observeValuesNonisolated(log.record)
+        try names.batch { batch in
+            batch.append("Tony")
+            try batch.remove(at: 0)
+            try batch.set("Mark", at: 0)
+        }
+        #expect(names.array == ["Mark", "Tony"])
+        // Ann deleted, Tony inserted, Bob set to Mark.
+        #expect(log.last == ArrayChangeset(deletes: [0], inserts: [1], updates: [1]))
+        withExtendedLifetime(token) {}
     }
 
     @Test("A mutation from inside an observer is delivered after the current event, valid for every observer")

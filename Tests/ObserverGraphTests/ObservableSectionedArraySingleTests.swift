@@ -100,7 +100,7 @@ struct ObservableSectionedArraySingleTests {
         let token = table.observeValuesNonisolated { change in
             log.withLock { $0.append("\(change.changeset)") }
         }
-        table.appendSection(ArraySection(metadata: "b", items: [3]))
+        #expect(table.appendSection(ArraySection(metadata: "b", items: [3])))
         try table.insertSection(ArraySection(metadata: "c", items: []), at: 0)
         try table.setMetadata("A", at: 1)
         try table.appendItem(4, toSection: 2)
@@ -136,8 +136,18 @@ struct ObservableSectionedArraySingleTests {
             try table.moveItem(from: ItemPath(section: 0, item: 0), to: ItemPath(section: 1, item: 0))
         }
         #expect(table.sections.map(\.metadata) == ["A", "b"])
-        table.appendSection(ArraySection(metadata: "late", items: []))  // a documented no-op
-        #expect(table.sections.count == 2)
+        #expect(!table.appendSection(ArraySection(metadata: "late", items: [])))
+        // A batch after termination: its body runs once, on the final sections, and its changes
+        // are dropped; it returns what that run returned.
+        var runs = 0
+        let seen = table.batch { batch -> Int in
+            runs += 1
+            batch.appendSection(ArraySection(metadata: "late", items: [1]))
+            return batch.sections.count
+        }
+        #expect(runs == 1 && seen == 3)
+        #expect(table.sections.map(\.metadata) == ["A", "b"])
+        #expect(log.withLock { $0.count } == 9)  // nothing delivered after the termination
         withExtendedLifetime(token) {}
     }
 

@@ -42,7 +42,7 @@ public struct ArrayBatch<Element> {
     /// Inserts `element` at `index` (0...count).
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)`; nothing changes.
     /// - Complexity: O(count).
     public mutating func insert(_ element: Element, at index: Int) throws(ObservableArrayError) {
         guard index >= 0 && index <= elements.count else {
@@ -55,7 +55,7 @@ public struct ArrayBatch<Element> {
     /// Replaces the element at `index`.
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)`; nothing changes.
     /// - Complexity: O(1).
     public mutating func set(_ element: Element, at index: Int) throws(ObservableArrayError) {
         try check(index)
@@ -66,7 +66,7 @@ public struct ArrayBatch<Element> {
     /// Removes and returns the element at `index`.
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)`; nothing changes.
     /// - Complexity: O(count).
     @discardableResult
     public mutating func remove(at index: Int) throws(ObservableArrayError) -> Element {
@@ -99,7 +99,7 @@ public struct ArrayBatch<Element> {
     /// Moves the element at `source` so that it ends up at `destination`.
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)`; nothing changes.
     /// - Complexity: O(count).
     public mutating func move(from source: Int, to destination: Int) throws(ObservableArrayError) {
         try check(source)
@@ -124,7 +124,7 @@ extension ObservableArray {
     /// Runs several mutations as one: observers receive ONE event whose changeset describes
     /// the whole batch (survivors that changed order become the fewest possible moves).
     ///
-    ///     names.batch { batch in
+    ///     try names.batch { batch in
     ///         batch.append("Tony")
     ///         try batch.remove(at: 0)
     ///         try batch.set("Mark", at: 0)
@@ -132,12 +132,16 @@ extension ObservableArray {
     ///
     /// `body` works on a copy, with no lock held. If another mutation lands before the batch
     /// commits, `body` runs again on the newer content, so keep it free of other side effects.
-    /// If `body` throws, nothing changes and the error is rethrown.
+    /// If `body` throws, nothing changes and the error is rethrown. After termination, `body`
+    /// runs once, on the final content, and its changes are dropped, as
+    /// `ObservableValue.update(isolation:_:)` does; `terminalEvent` tells whether the array has
+    /// terminated.
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: `body` (one or more times), then observers' handlers once (none if nothing
     /// changed).
-    /// - Returns: what `body` returned on the run that was committed.
+    /// - Returns: what `body` returned on the run that was committed (after termination, on its
+    ///   one run).
     /// - Complexity: O(n log n) for the changeset plus what `body` does, n = count.
     @discardableResult
     public func batch<Result>(

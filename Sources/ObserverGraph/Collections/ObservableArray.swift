@@ -89,7 +89,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)` or `.terminated`; nothing changes.
     /// - Complexity: O(count) plus the delivery.
     @inlinable
     public func insert(_ element: Element, at index: Int, isolation: isolated (any Actor)? = #isolation)
@@ -109,7 +109,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)` or `.terminated`; nothing changes.
     /// - Complexity: O(1) plus the delivery.
     @inlinable
     public func set(_ element: Element, at index: Int, isolation: isolated (any Actor)? = #isolation)
@@ -131,7 +131,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)` or `.terminated`; nothing changes.
     /// - Complexity: O(count) plus the delivery.
     @inlinable @discardableResult
     public func remove(at index: Int, isolation: isolated (any Actor)? = #isolation)
@@ -187,7 +187,7 @@ public final class ObservableArray<Element: Sendable>: ReadOnlyObservableArray<E
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)` or `.terminated`; nothing changes.
     /// - Complexity: O(count) plus the delivery.
     @inlinable
     public func move(from source: Int, to destination: Int, isolation: isolated (any Actor)? = #isolation)

@@ -215,7 +215,7 @@ public struct SectionedBatch<Metadata, Item> {
     /// Inserts a section at `index` (0...sections.count).
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)`; nothing changes.
     /// - Complexity: O(sections + items in it).
     public mutating func insertSection(_ section: ArraySection<Metadata, Item>, at index: Int)
         throws(ObservableArrayError)
@@ -231,7 +231,7 @@ public struct SectionedBatch<Metadata, Item> {
     /// Removes and returns the section at `index`.
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)`; nothing changes.
     /// - Complexity: O(sections).
     @discardableResult
     public mutating func removeSection(at index: Int) throws(ObservableArrayError) -> ArraySection<
@@ -246,7 +246,7 @@ public struct SectionedBatch<Metadata, Item> {
     /// Moves the section at `source` so that it ends up at `destination`, with its items.
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)`; nothing changes.
     /// - Complexity: O(sections).
     public mutating func moveSection(from source: Int, to destination: Int) throws(ObservableArrayError) {
         try checkSection(source)
@@ -259,7 +259,7 @@ public struct SectionedBatch<Metadata, Item> {
     /// Replaces the metadata of section `index`.
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)`; nothing changes.
     /// - Complexity: O(1).
     public mutating func setMetadata(_ metadata: Metadata, at index: Int) throws(ObservableArrayError) {
         try checkSection(index)
@@ -270,7 +270,7 @@ public struct SectionedBatch<Metadata, Item> {
     /// Appends `item` to section `section`.
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)`; nothing changes.
     /// - Complexity: amortized O(1).
     public mutating func appendItem(_ item: Item, toSection section: Int) throws(ObservableArrayError) {
         try checkSection(section)
@@ -280,7 +280,7 @@ public struct SectionedBatch<Metadata, Item> {
     /// Inserts `item` at `path` (its item index in 0...count of that section).
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)`; nothing changes.
     /// - Complexity: O(items in the section).
     public mutating func insertItem(_ item: Item, at path: ItemPath) throws(ObservableArrayError) {
         try checkSection(path.section)
@@ -295,7 +295,7 @@ public struct SectionedBatch<Metadata, Item> {
     /// Removes and returns the item at `path`.
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)`; nothing changes.
     /// - Complexity: O(items in the section).
     @discardableResult
     public mutating func removeItem(at path: ItemPath) throws(ObservableArrayError) -> Item {
@@ -307,7 +307,7 @@ public struct SectionedBatch<Metadata, Item> {
     /// Replaces the item at `path`.
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)`; nothing changes.
     /// - Complexity: O(1).
     public mutating func setItem(_ item: Item, at path: ItemPath) throws(ObservableArrayError) {
         try checkItem(path)
@@ -319,7 +319,7 @@ public struct SectionedBatch<Metadata, Item> {
     /// destination index counts the items after the removal at `source`.
     ///
     /// Thread safety: a value. Callbacks: none.
-    /// - Throws: `ObservableArrayError.indexOutOfRange`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)`; nothing changes.
     /// - Complexity: O(items in the two sections).
     public mutating func moveItem(from source: ItemPath, to destination: ItemPath)
         throws(ObservableArrayError)
@@ -417,10 +417,15 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Runs several mutations as one: observers receive one event with one changeset.
     ///
     /// `body` works on a copy with no lock held and runs again if another mutation landed
-    /// meanwhile (keep it free of other side effects). If it throws, nothing changes.
+    /// meanwhile (keep it free of other side effects). If it throws, nothing changes. After
+    /// termination, `body` runs once, on the final sections, and its changes are dropped, as
+    /// `ObservableValue.update(isolation:_:)` does; `terminalEvent` tells whether the array has
+    /// terminated.
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: `body`, then observers' handlers once (none if nothing changed).
+    /// - Returns: what `body` returned on the run that was committed (after termination, on its
+    ///   one run).
     /// - Complexity: O(total sections and items) plus what `body` does.
     @discardableResult
     public func batch<Result>(
@@ -441,18 +446,21 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Appends a section: `sections: inserts [count]`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
+    /// - Returns: `false` (and changes nothing) if the array has terminated, as
+    ///   `ObservableArray.append(_:isolation:)`.
     /// - Complexity: amortized O(1) plus the delivery.
-    @inlinable
+    @inlinable @discardableResult
     public func appendSection(
         _ section: ArraySection<Metadata, Item>, isolation: isolated (any Actor)? = #isolation
-    ) {
-        _ = try? _insertSection(section, at: nil, isolation: isolation)
+    ) -> Bool {
+        // Appending cannot be out of range: the only error left is the termination.
+        (try? _insertSection(section, at: nil, isolation: isolation)) != nil
     }
 
     /// Inserts a section at `index`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)` or `.terminated`; nothing changes.
     /// - Complexity: O(sections) plus the delivery.
     @inlinable
     public func insertSection(
@@ -466,7 +474,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Removes the section at `index`, with its items.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)` or `.terminated`; nothing changes.
     /// - Complexity: O(sections) plus the delivery.
     @inlinable
     public func removeSection(at index: Int, isolation: isolated (any Actor)? = #isolation)
@@ -482,7 +490,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Moves the section at `source` to `destination`, with its items.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)` or `.terminated`; nothing changes.
     /// - Complexity: O(total sections and items).
     public func moveSection(
         from source: Int, to destination: Int, isolation: isolated (any Actor)? = #isolation
@@ -495,7 +503,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Replaces the metadata of section `index`: `sections: updates [index]`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)` or `.terminated`; nothing changes.
     /// - Complexity: O(1) plus the delivery.
     @inlinable
     public func setMetadata(
@@ -512,7 +520,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Appends an item to a section: `items in section: inserts [count]`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)` or `.terminated`; nothing changes.
     /// - Complexity: amortized O(1) plus the delivery.
     @inlinable
     public func appendItem(
@@ -524,7 +532,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Inserts an item at `path`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)` or `.terminated`; nothing changes.
     /// - Complexity: O(items in the section) plus the delivery.
     @inlinable
     public func insertItem(_ item: Item, at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
@@ -536,7 +544,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Removes the item at `path`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)` or `.terminated`; nothing changes.
     /// - Complexity: O(items in the section) plus the delivery.
     @inlinable
     public func removeItem(at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
@@ -552,7 +560,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Replaces the item at `path`: `items in section: updates [item]`.
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)` or `.terminated`; nothing changes.
     /// - Complexity: O(1) plus the delivery.
     @inlinable
     public func setItem(_ item: Item, at path: ItemPath, isolation: isolated (any Actor)? = #isolation)
@@ -569,7 +577,7 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Moves an item, within or across sections (across: a delete there and an insert here).
     ///
     /// Thread safety: safe from any thread. Callbacks: observers' handlers.
-    /// - Throws: `ObservableArrayError.indexOutOfRange` or `.terminated`; nothing changes.
+    /// - Throws: `ObservableArrayError.indexOutOfRange(index:count:)` or `.terminated`; nothing changes.
     /// - Complexity: O(total sections and items).
     public func moveItem(
         from source: ItemPath, to destination: ItemPath, isolation: isolated (any Actor)? = #isolation
