@@ -251,7 +251,9 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
     /// A program that installed its own main executor (the main queue does not run the main
     /// actor's jobs then; found by a review, with the experimental executor factory of Swift 6.3)
     /// gets unpaced calls, each on the actor's next turn. For another actor, a task of the actor
-    /// (which runs on the shared pool).
+    /// (which runs on the shared pool), paced too: it sleeps first when the last call was less
+    /// than `pace` ago (an array appended to from a thread for 200 ms, shown by a custom actor:
+    /// 3,560 calls unpaced, 170 paced; see `CoalescedPacingTests`).
     @usableFromInline
     func schedule(after lastCall: UInt64) {
         guard let actor else {
@@ -261,7 +263,14 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
         // A value's call reads nothing of the source (`keepsLatest`), so it does not keep it.
         let source = Composer.keepsLatest ? nil : source
         guard ObjectIdentifier(actor) == _MainActorCheck.mainActor else {
-            Task { await self.run(source, isolation: actor) }
+            // Another actor's calls are tasks of the actor, paced the same way: the task sleeps
+            // until `pace` has passed since the last call took what was pending.
+            let now = DispatchTime.now().uptimeNanoseconds
+            let due = lastCall == 0 ? now : lastCall &+ Self.pace
+            Task {
+                if due > now { try? await Task.sleep(nanoseconds: due - now) }
+                await self.run(source, isolation: actor)
+            }
             return
         }
         if paced && lastCall != 0 {
@@ -286,7 +295,7 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
     /// after it), then schedules the next call if changes arrived meanwhile.
     private func run(_ source: GraphEventSource<Change>?, isolation actor: isolated any Actor) {
         var released: [Change] = []  // contents dropped here: released after unlocking
-        // Calls for the main actor are paced from when they take what is pending.
+        // Calls are paced from when they take what is pending (see `schedule(after:)`).
         let now = DispatchTime.now().uptimeNanoseconds
         let step = state.withLock { state -> Step in
             guard let handler = state.handler else { return .none }

@@ -23,7 +23,7 @@ extension ObservableSectionedArray {
     /// event queued by `observeValues(isolation:_:)` holds its version of the sections, so each
     /// mutation made while one waits copies the list of sections and the items it touches first;
     /// a coalesced observation queues no sections, and they are copied at most once per call.
-    /// On the main actor the calls are paced, at least 1 ms apart, and start there, as an
+    /// The calls are paced, at least 1 ms apart, and on the main actor start there, as an
     /// array's (see `ReadOnlyObservableArray.observeValuesCoalesced(isolation:_:)`).
     ///
     /// The composed changeset is made from the changes' changesets: the list of sections

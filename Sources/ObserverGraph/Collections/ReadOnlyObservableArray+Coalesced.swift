@@ -21,11 +21,10 @@ extension ReadOnlyObservableArray {
     /// actor takes the changes (a background actor filling a list a main-actor view shows): an
     /// event queued by `observeValues(isolation:_:)` holds its version of the array, so each
     /// mutation made while one waits copies the array first (O(n)); a coalesced observation
-    /// queues no array, and the array is copied at most once per call. On the main actor the
-    /// calls are paced, at least 1 ms apart (the changes meanwhile join the next call), so that
-    /// a closure that keeps each array costs the mutations at most one copy per millisecond; the
-    /// calls start on the main actor, so they come while other work holds every thread of the
-    /// shared pool. The composed changeset
+    /// queues no array, and the array is copied at most once per call. The calls are paced, at
+    /// least 1 ms apart (the changes meanwhile join the next call), so that a closure that keeps
+    /// each array costs the mutations at most one copy per millisecond; on the main actor the
+    /// calls start there, so they come while other work holds every thread of the shared pool. The composed changeset
     /// follows the rules of each change's (a move that also changed is a delete and an insert;
     /// one with updates and moves is not a single table-view batch: split it with
     /// `StagedChangeset(_:from:to:)`).

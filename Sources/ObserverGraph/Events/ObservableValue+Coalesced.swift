@@ -71,9 +71,9 @@ extension ObservableValue {
     /// finished makes no call at all). Later calls never happen inside the code that set the
     /// value, even on this actor: a set schedules a call on the actor's next turn, and the sets
     /// made until it runs join that call. A set that another thread is still delivering when a
-    /// call runs (it reached an earlier observer, not this one yet) comes in the next call. On
-    /// the main actor the calls are paced, at least 1 ms apart (the sets meanwhile join the next
-    /// call), and start there, so they come while other work holds every thread of the shared
+    /// call runs (it reached an earlier observer, not this one yet) comes in the next call. The
+    /// calls are paced, at least 1 ms apart (the sets meanwhile join the next call); on the main
+    /// actor they start there, so they come while other work holds every thread of the shared
     /// pool.
     ///
     /// The closure is a plain closure of the actor, as for `observeValues(isolation:_:)`; the

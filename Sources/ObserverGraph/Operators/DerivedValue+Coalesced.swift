@@ -25,8 +25,8 @@ extension DerivedValue {
     /// one: a `filter` that let none through yet, or a value derived from an `EventChannel`,
     /// makes its first call for the first value that comes. Later calls never happen inside the
     /// code that changed a source, even on this actor: a change schedules a call on the actor's
-    /// next turn, and the values that arrive until it runs join that call. On the main actor the
-    /// calls are paced, at least 1 ms apart, as a value's.
+    /// next turn, and the values that arrive until it runs join that call. The calls are paced,
+    /// at least 1 ms apart, as a value's.
     ///
     /// The closure is a plain closure of the actor; the observation holds `isolation` weakly and
     /// ends when the actor is gone. The token keeps this value and its chain alive, as the other
