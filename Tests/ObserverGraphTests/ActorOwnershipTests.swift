@@ -45,7 +45,7 @@ final class DeinitCounter: Sendable {
     deinit { deinits.withLock { $0 += 1 } }
 }
 
-@Suite("Actors: an actor that keeps its tokens is not kept alive by them", .timeLimit(.minutes(1)))
+@Suite("Actors: an actor that keeps its tokens is not kept alive by them", .timeLimit(.minutes(3)))
 struct ActorOwnershipTests {
     enum End: String, CaseIterable, CustomTestStringConvertible {
         case none, finished, cancelled
@@ -161,7 +161,7 @@ actor ValueRecorder {
     }
 }
 
-@Suite("Actors: a value that goes away ends its observers on actors", .timeLimit(.minutes(1)))
+@Suite("Actors: a value that goes away ends its observers on actors", .timeLimit(.minutes(3)))
 struct ActorSourceEndTests {
     @Test("Main-actor observers: a values-only one ends at once, an event one gets .finished there")
     @MainActor

@@ -43,7 +43,7 @@ private final class MainActorLog {
 
 @Suite(
     "Main actor: a change made there without its isolation reaches its closures at once",
-    .timeLimit(.minutes(1)))
+    .timeLimit(.minutes(3)))
 @MainActor
 struct MainActorSetterTests {
     @Test("value.value = x on the main actor calls main-actor closures before it returns")
