@@ -103,8 +103,10 @@
         }
 
         @inlinable @inline(__always)
-        func _withLockedState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
-            try withUnsafeMutablePointers { state, lock in
+        func _withLockedState<Result, Failure: Error>(
+            _ body: (inout State) throws(Failure) -> Result
+        ) throws(Failure) -> Result {
+            try withUnsafeMutablePointers { (state, lock) throws(Failure) -> Result in
                 _lock(lock)
                 defer { _unlock(lock) }
                 // A zero-sized header's address is the object's own (see `_withZeroSizedState`).
@@ -169,7 +171,9 @@
         }
 
         @inlinable @inline(__always)
-        func _withLockedState<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        func _withLockedState<Result, Failure: Error>(
+            _ body: (inout State) throws(Failure) -> Result
+        ) throws(Failure) -> Result {
             _lockUnscoped()
             defer { _unlockUnscoped() }
             // A zero-sized `_state`'s address is the object's own (see `_withZeroSizedState`).
@@ -267,9 +271,9 @@
 /// A zero-sized value has no bytes, so a local copy is the same value and nothing is lost by not
 /// storing it back.
 @inlinable @inline(__always)
-func _withZeroSizedState<State, Result>(
-    _ state: State, _ body: (inout State) throws -> Result
-) rethrows -> Result {
+func _withZeroSizedState<State, Result, Failure: Error>(
+    _ state: State, _ body: (inout State) throws(Failure) -> Result
+) throws(Failure) -> Result {
     var copy = state
     return try body(&copy)
 }
@@ -302,14 +306,18 @@ public struct GraphLock<State> {
         _buffer = .make(initialState)
     }
 
-    /// Runs `body` with exclusive access to the state and returns its result.
+    /// Runs `body` with exclusive access to the state and returns its result. What `body` throws
+    /// is thrown with its own type (`Never` for a body that does not throw), after the lock is
+    /// released; the state keeps the changes `body` made before throwing.
     ///
     /// Thread safety: safe from any thread; callers are serialized.
     /// Callbacks: none besides `body`, which runs under the lock: keep it short and do not call
     /// out of it.
     /// - Complexity: O(1) plus the cost of `body`.
     @inlinable
-    public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    public func withLock<Result, Failure: Error>(
+        _ body: (inout State) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
         try _buffer._withLockedState(body)
     }
 }
@@ -1222,7 +1230,8 @@ extension GraphObservable {
     /// The observer list is snapshotted under the lock (O(1), copy-on-write); `body` runs with no
     /// lock held. Observers added during the broadcast are not called by it. An observer removed
     /// on this thread during the broadcast (by `body` or a callback) is not called after its
-    /// removal returns. If `body` throws, the broadcast stops and rethrows.
+    /// removal returns. If `body` throws, the broadcast stops and throws the same error, typed
+    /// as `body`'s (`Never` for a body that does not throw: no `try`).
     ///
     /// Thread safety: safe from any thread, including concurrently with itself.
     /// Callbacks: `body` only.
@@ -1231,7 +1240,9 @@ extension GraphObservable {
     ///   class type is cheapest; casting to a protocol uses the runtime's conformance cache.
     @inlinable
     @discardableResult
-    public func broadcast<T>(as type: T.Type = T.self, _ body: (T) throws -> Void) rethrows -> Int {
+    public func broadcast<T, Failure: Error>(
+        as type: T.Type = T.self, _ body: (T) throws(Failure) -> Void
+    ) throws(Failure) -> Int {
         try graphNode._broadcast(as: type, body)
     }
 }
@@ -2058,11 +2069,13 @@ public final class GraphNode: @unchecked Sendable {
     }
 
     @inlinable @inline(__always)
-    func _broadcast<T>(as type: T.Type, _ body: (T) throws -> Void) rethrows -> Int {
+    func _broadcast<T, Failure: Error>(
+        as type: T.Type, _ body: (T) throws(Failure) -> Void
+    ) throws(Failure) -> Int {
         // Set (on this thread only) when an observer is removed from this node on this thread
         // while the broadcast runs: from then on each observer is re-checked before its call.
         var removedOnThisThread = false
-        return try withUnsafeMutablePointer(to: &removedOnThisThread) { flag in
+        return try withUnsafeMutablePointer(to: &removedOnThisThread) { flag throws(Failure) -> Int in
             let (slots, layout) = _beginBroadcast(flag)
             var dead: [_DeadEntry] = []
             defer { _endBroadcast(flag, layout: layout, count: slots.count, dead: dead) }
@@ -2166,7 +2179,9 @@ public final class GraphNode: @unchecked Sendable {
         @inlinable init(node: GraphNode) { self.node = node }
 
         @inlinable @inline(__always)
-        func withLock<Result>(_ body: (inout _NodeState) throws -> Result) rethrows -> Result {
+        func withLock<Result, Failure: Error>(
+            _ body: (inout _NodeState) throws(Failure) -> Result
+        ) throws(Failure) -> Result {
             _graphLockAcquire(node._word, parkingFor: node)
             defer { _graphLockRelease(node._word, parkingFor: node) }
             return try body(&node._stateStorage)

@@ -132,8 +132,10 @@ extension ObservableArray {
     ///
     /// `body` works on a copy, with no lock held. If another mutation lands before the batch
     /// commits, `body` runs again on the newer content, so keep it free of other side effects.
-    /// If `body` throws, nothing changes and the error is rethrown. After termination, `body`
-    /// runs once, on the final content, and its changes are dropped, as
+    /// If `body` throws, nothing changes and the error is thrown again with its type: a body
+    /// written `{ (batch) throws(ObservableArrayError) in … }` makes `batch` throw
+    /// `ObservableArrayError`, and one that does not throw needs no `try`. After termination,
+    /// `body` runs once, on the final content, and its changes are dropped, as
     /// `ObservableValue.update(isolation:_:)` does; `terminalEvent` tells whether the array has
     /// terminated.
     ///
@@ -144,10 +146,11 @@ extension ObservableArray {
     ///   one run).
     /// - Complexity: O(n log n) for the changeset plus what `body` does, n = count.
     @discardableResult
-    public func batch<Result>(
-        _ body: (inout ArrayBatch<Element>) throws -> Result, isolation: isolated (any Actor)? = #isolation
-    ) rethrows -> Result {
-        try _readModifyWrite(isolation: isolation) { current in
+    public func batch<Result, Failure: Error>(
+        _ body: (inout ArrayBatch<Element>) throws(Failure) -> Result,
+        isolation: isolated (any Actor)? = #isolation
+    ) throws(Failure) -> Result {
+        try _readModifyWrite(isolation: isolation) { current throws(Failure) in
             var batch = ArrayBatch(current.array)
             let result = try body(&batch)
             let changeset = batch.changeset

@@ -417,10 +417,11 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     /// Runs several mutations as one: observers receive one event with one changeset.
     ///
     /// `body` works on a copy with no lock held and runs again if another mutation landed
-    /// meanwhile (keep it free of other side effects). If it throws, nothing changes. After
-    /// termination, `body` runs once, on the final sections, and its changes are dropped, as
-    /// `ObservableValue.update(isolation:_:)` does; `terminalEvent` tells whether the array has
-    /// terminated.
+    /// meanwhile (keep it free of other side effects). If it throws, nothing changes and the
+    /// error is thrown again with its type (`throws(ObservableArrayError)` on a body that only
+    /// calls the batch's operations keeps that type). After termination, `body` runs once, on
+    /// the final sections, and its changes are dropped, as `ObservableValue.update(isolation:_:)`
+    /// does; `terminalEvent` tells whether the array has terminated.
     ///
     /// Thread safety: safe from any thread.
     /// Callbacks: `body`, then observers' handlers once (none if nothing changed).
@@ -428,13 +429,11 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
     ///   one run).
     /// - Complexity: O(total sections and items) plus what `body` does.
     @discardableResult
-    public func batch<Result>(
-        _ body: (inout SectionedBatch<Metadata, Item>) throws -> Result,
+    public func batch<Result, Failure: Error>(
+        _ body: (inout SectionedBatch<Metadata, Item>) throws(Failure) -> Result,
         isolation: isolated (any Actor)? = #isolation
-    ) rethrows
-        -> Result
-    {
-        try _readModifyWrite(isolation: isolation) { current in
+    ) throws(Failure) -> Result {
+        try _readModifyWrite(isolation: isolation) { current throws(Failure) in
             var batch = SectionedBatch(current.sections)
             let result = try body(&batch)
             let changeset = batch.changeset
@@ -592,20 +591,14 @@ public final class ObservableSectionedArray<Metadata: Sendable, Item: Sendable>:
         _ isolation: (any Actor)?,
         _ body: (inout SectionedBatch<Metadata, Item>) throws(ObservableArrayError) -> Void
     ) throws(ObservableArrayError) {
-        let accepted: Bool
-        do {
-            accepted = try _readModifyWrite(isolation: isolation) { current in
-                var batch = SectionedBatch(current.sections)
-                try body(&batch)
-                let changeset = batch.changeset
-                guard !changeset.isEmpty else { return (nil, ()) }
-                return (SectionedArrayChange(sections: batch.sections, changeset: changeset), ())
-            }.accepted
-        } catch let error as ObservableArrayError {
-            throw error
-        } catch {
-            preconditionFailure("unreachable: the body throws ObservableArrayError only")
-        }
+        let accepted = try _readModifyWrite(isolation: isolation) {
+            current throws(ObservableArrayError) in
+            var batch = SectionedBatch(current.sections)
+            try body(&batch)
+            let changeset = batch.changeset
+            guard !changeset.isEmpty else { return (nil, ()) }
+            return (SectionedArrayChange(sections: batch.sections, changeset: changeset), ())
+        }.accepted
         // Decided in the same critical section as the commit: a termination that lands first is
         // reported, never a silently dropped change.
         guard accepted else { throw .terminated }

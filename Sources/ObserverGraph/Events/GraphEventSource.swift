@@ -432,9 +432,9 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// inner ones first. The thread's open transaction is recorded in the snapshot's critical
     /// section and closed in the commit's, so the common, unnested path takes no extra lock.
     @inlinable
-    final func _readModifyWrite<Result>(
-        isolation: (any Actor)? = nil, _ body: (Value) throws -> (newValue: Value?, result: Result)
-    ) rethrows -> (result: Result, accepted: Bool) {
+    final func _readModifyWrite<Result, Failure: Error>(
+        isolation: (any Actor)? = nil, _ body: (Value) throws(Failure) -> (newValue: Value?, result: Result)
+    ) throws(Failure) -> (result: Result, accepted: Bool) {
         let thread = _currentThreadID()
         var (current, version, nested) = pipeline.withLock { state in
             (state.current!, state.version, state.open(thread))
@@ -486,10 +486,10 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     /// A read-modify-write made from inside the body of another one on the same thread: applied
     /// once, then replayed (not applied again) when the outer body runs again.
     @usableFromInline
-    final func _nestedReadModifyWrite<Result>(
+    final func _nestedReadModifyWrite<Result, Failure: Error>(
         _ log: _TransactionLog, isolation: (any Actor)?,
-        _ body: (Value) throws -> (newValue: Value?, result: Result)
-    ) rethrows -> (result: Result, accepted: Bool) {
+        _ body: (Value) throws(Failure) -> (newValue: Value?, result: Result)
+    ) throws(Failure) -> (result: Result, accepted: Bool) {
         if let cached = log.replay(as: (result: Result, accepted: Bool).self) { return cached }
         while true {
             let (current, version) = _snapshot()

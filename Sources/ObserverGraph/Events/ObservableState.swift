@@ -76,16 +76,17 @@ public final class ObservableState<Value: Sendable>: ObservableSource, @unchecke
     }
 
     /// Changes the value with `body` atomically, as `ObservableValue.update(isolation:_:)`:
-    /// concurrent updates are never lost; throwing from `body` declines the change.
+    /// concurrent updates are never lost; throwing from `body` declines the change, and the
+    /// error is thrown again with its type.
     ///
     /// Thread safety: safe from any thread or actor.
     /// Callbacks: `body` (one or more times), then observers' handlers for the new value.
     /// - Returns: what `body` returned on the run that was committed.
     /// - Complexity: O(1) per attempt plus the delivery to n observers, O(n).
     @inlinable @discardableResult
-    public func update<Result>(
-        isolation: isolated (any Actor)? = #isolation, _ body: (inout Value) throws -> Result
-    ) rethrows -> Result {
+    public func update<Result, Failure: Error>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (inout Value) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
         try storage.update(isolation: isolation, body)
     }
 

@@ -64,7 +64,9 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     /// `body` runs with no lock held, on a private copy of the value. If another change landed
     /// in the meantime, `body` runs again on the newer value. So keep `body` free of side effects
     /// other than its result. To decline the change, throw from `body`: nothing is stored or
-    /// delivered, and the error is rethrown. A change that leaves the value equal is still
+    /// delivered, and the error is thrown again with its type (a body written
+    /// `{ (credits) throws(WalletError) in … }` makes `update` throw `WalletError`; one that does
+    /// not throw needs no `try`). A change that leaves the value equal is still
     /// delivered, unless the value skips equal values. After termination, `body` runs once and
     /// its change is dropped.
     ///
@@ -86,10 +88,10 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     /// - Returns: what `body` returned on the run that was committed.
     /// - Complexity: O(1) per attempt plus the delivery to n observers, O(n).
     @inlinable @discardableResult
-    public func update<Result>(
-        isolation: isolated (any Actor)? = #isolation, _ body: (inout Value) throws -> Result
-    ) rethrows -> Result {
-        try _readModifyWrite(isolation: isolation) { seen in
+    public func update<Result, Failure: Error>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (inout Value) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try _readModifyWrite(isolation: isolation) { seen throws(Failure) in
             var proposed = seen
             let result = try body(&proposed)
             if let isEqual, isEqual(seen, proposed) { return (nil, result) }
