@@ -75,7 +75,37 @@ public final class JSONFileQueueStore: QueueStore {
     ///   `.unwritable`; the old file is intact.
     /// - Complexity: O(size of the queue).
     public func save(_ queue: StoredQueue) throws(StoreError) {
-        try locked(.write) { () throws(StoreError) in try write(queue) }
+        try locked(.write) { () throws(StoreError) in _ = try write(queue) }
+    }
+
+    /// `load()`, with the revision of what was read: the file's bytes (`nil` when there is no
+    /// file), read under the same lock.
+    ///
+    /// Thread safety: safe from any thread and process. Callbacks: none.
+    /// - Throws: as `load()`.
+    /// - Complexity: O(file size).
+    public func loadWithRevision() throws(StoreError) -> (queue: StoredQueue?, revision: StoreRevision) {
+        try locked(.read) { () throws(StoreError) in
+            let bytes = try readBytes()
+            return (try bytes.map { bytes throws(StoreError) in try decode(bytes) }, StoreRevision(bytes))
+        }
+    }
+
+    /// `save(_:)`, only if the file still holds the bytes `revision` names (or, for a revision
+    /// of nothing stored, there is still no file): under the exclusive lock, the file is read
+    /// and compared, then replaced. Returns the revision of what was written.
+    ///
+    /// Thread safety: safe from any thread and process. Callbacks: none.
+    /// - Throws: `.changedElsewhere` if the file changed since (nothing is written); otherwise
+    ///   as `save(_:)`, and `.unreadable` if the file cannot be read for the comparison.
+    /// - Complexity: O(file size + size of the queue).
+    public func save(
+        _ queue: StoredQueue, ifUnchangedSince revision: StoreRevision
+    ) throws(StoreError) -> StoreRevision {
+        try locked(.write) { () throws(StoreError) in
+            guard try readBytes() == revision.content else { throw .changedElsewhere(path: path) }
+            return StoreRevision(try write(queue))
+        }
     }
 
     // MARK: - Reading and writing (the caller holds the lock)
@@ -150,6 +180,15 @@ public final class JSONFileQueueStore: QueueStore {
     }
 
     private func read() throws(StoreError) -> StoredQueue? {
+        try readBytes().map { bytes throws(StoreError) in try decode(bytes) }
+    }
+
+    private func decode(_ bytes: [UInt8]) throws(StoreError) -> StoredQueue {
+        try StoredQueue.decode(Data(bytes), path: path)
+    }
+
+    /// The file's bytes, or `nil` when there is no file.
+    private func readBytes() throws(StoreError) -> [UInt8]? {
         guard case .file = try inspect() else {
             // Nothing stored yet, but only where a store could be: a mistyped folder is an error.
             guard case .directory = try? POSIXFile.status(folder) else {
@@ -158,18 +197,34 @@ public final class JSONFileQueueStore: QueueStore {
             return nil
         }
         let bytes: [UInt8]
+        var swapped: POSIXFile.Status?  // what replaced the file since `inspect`, if not a file
         do throws(POSIXFile.Failure) {
-            let descriptor = try POSIXFile.open(path, O_RDONLY)
+            // Non-blocking, and checked once open: something put at the path since `inspect` (a
+            // named pipe) neither hangs the open nor is read as a store.
+            let descriptor = try POSIXFile.open(path, O_RDONLY | O_NONBLOCK)
             defer { close(descriptor) }
+            var info = stat()
+            if fstat(descriptor, &info) != 0 { throw POSIXFile.Failure(code: errno) }
+            let found = POSIXFile.status(of: info)
+            guard case .file = found else {
+                swapped = found
+                throw POSIXFile.Failure(code: EINVAL)
+            }
             bytes = try POSIXFile.readAll(descriptor)
         } catch {
+            switch swapped {
+            case .directory?: throw .isDirectory(path: path)
+            case .other(let kind)?: throw .notRegularFile(path: path, kind: kind)
+            default: break
+            }
             if error.code == ENOENT { return nil }
             throw .unreadable(path: path, reason: error.reason)
         }
-        return try StoredQueue.decode(Data(bytes), path: path)
+        return bytes
     }
 
-    private func write(_ queue: StoredQueue) throws(StoreError) {
+    /// Writes `queue` (see `save(_:)`) and returns the bytes written.
+    private func write(_ queue: StoredQueue) throws(StoreError) -> [UInt8] {
         let existing = try inspect()
         let bytes: [UInt8]
         do {
@@ -186,7 +241,11 @@ public final class JSONFileQueueStore: QueueStore {
         /// The store's group, when this user may not give it to the new file.
         var refusedGroup: UInt32?
         do throws(POSIXFile.Failure) {
-            let descriptor = try POSIXFile.open(temporary, O_WRONLY | O_CREAT | O_EXCL)
+            // Private until it has the store's owner and mode (below): another user may not open
+            // it meanwhile and read what is written after. A new store gets the default mode.
+            let isNew = if case .missing = existing { true } else { false }
+            let descriptor = try POSIXFile.open(
+                temporary, O_WRONLY | O_CREAT | O_EXCL, mode: isNew ? 0o666 : 0o600)
             defer { close(descriptor) }
             if case .file(let mode, let owner, let group) = existing {
                 // Owner first: changing the owner may clear mode bits. Only what differs from
@@ -243,6 +302,7 @@ public final class JSONFileQueueStore: QueueStore {
                 reason: "the new content is in place, but flushing the folder failed: "
                     + error.reason)
         }
+        return bytes
     }
 
     /// Deletes the temporary files of writers that were killed before their rename. Only

@@ -35,6 +35,11 @@ enum POSIXFile {
             if code == ENOENT { return .missing }
             throw Failure(code: code)
         }
+        return status(of: info)
+    }
+
+    /// What `info` (from `stat` or `fstat`) describes.
+    static func status(of info: stat) -> Status {
         let type = UInt32(info.st_mode) & UInt32(S_IFMT)
         switch type {
         case UInt32(S_IFREG):
@@ -117,15 +122,16 @@ enum POSIXFile {
         return result == 0 ? nil : errno
     }
 
-    /// `open(path, flags, 0o666)`, retried on `EINTR`.
-    static func open(_ path: String, _ flags: Int32) throws(Failure) -> Int32 {
+    /// `open(path, flags, mode)` (`mode`, for a file it creates, before the umask), with
+    /// `O_CLOEXEC`, retried on `EINTR`.
+    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o666) throws(Failure) -> Int32 {
         while true {
             #if canImport(Darwin)
-                let descriptor = Darwin.open(path, flags | O_CLOEXEC, 0o666)
+                let descriptor = Darwin.open(path, flags | O_CLOEXEC, mode)
             #elseif canImport(Musl)
-                let descriptor = Musl.open(path, flags | O_CLOEXEC, 0o666)
+                let descriptor = Musl.open(path, flags | O_CLOEXEC, mode)
             #else
-                let descriptor = Glibc.open(path, flags | O_CLOEXEC, 0o666)
+                let descriptor = Glibc.open(path, flags | O_CLOEXEC, mode)
             #endif
             if descriptor >= 0 { return descriptor }
             if errno != EINTR { throw Failure(code: errno) }

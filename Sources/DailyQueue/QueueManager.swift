@@ -11,7 +11,12 @@ import ObserverGraph
 /// the queue again when it qualifies again. Only `delete` deletes.
 ///
 /// `queue` is an `ObservableArray`, so observers see inserts, deletes and moves with indices.
-/// Every change is saved to the store at once.
+/// Every change is saved to the store at once, only if the store still holds what this manager
+/// read or last saved: a save that another process (or another manager) made meanwhile is never
+/// overwritten. The change then fails with `.store(.changedElsewhere)`, and the manager's later
+/// saves fail the same way: make a new manager, which reads the store again (`QueueViewModel`
+/// does, and runs the action again on it). The command line makes one manager per command,
+/// inside a transaction of the store, where nothing else can save.
 ///
 /// Thread safety: use a manager from one thread at a time (a main thread, a command-line
 /// tool): its item callbacks re-enter it. It is not `Sendable`, so Swift keeps it where it
@@ -29,6 +34,8 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     public private(set) var currentDay: Weekday
     private var nextID: Int
     private let store: any QueueStore
+    /// What the store holds as this manager read or last saved it: a save checks it first.
+    private var revision: StoreRevision
     /// A save that failed while reacting to an item change, to be reported by the operation
     /// that made the change.
     private var failedSave: QueueError?
@@ -56,7 +63,9 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     public init(store: any QueueStore, rule: QueueRule = .doneToday, startDay: Weekday) throws(StoreError) {
         self.store = store
         self.rule = rule
-        let stored = try store.load() ?? StoredQueue(currentDay: startDay)
+        let (loaded, revision) = try store.loadWithRevision()
+        self.revision = revision
+        let stored = loaded ?? StoredQueue(currentDay: startDay)
         currentDay = stored.currentDay
         nextID = stored.nextID
         items = stored.items.map {
@@ -206,13 +215,16 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
         }
         for item in joining { item.addObserver(self) }
         renumber()
+        // The positions the change gave: observers of the reports below may change the queue
+        // again (delete an item that joined), and each report tells what this change did.
+        let joiningPositions = joining.map { ($0, $0.queuePosition ?? 0) }
         try save()
         report(.dayChanged(from: previous, to: day))
         for (item, position) in leavingPositions {
             report(.left(item.snapshot, position: position, because: "not due \(day)"))
         }
-        for item in joining {
-            report(.entered(item.snapshot, position: item.queuePosition!, because: "due \(day)"))
+        for (item, position) in joiningPositions {
+            report(.entered(item.snapshot, position: position, because: "due \(day)"))
         }
     }
 
@@ -315,7 +327,7 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
                     queuePosition: $0.queuePosition)
             })
         do {
-            try store.save(stored)
+            revision = try store.save(stored, ifUnchangedSince: revision)
             lastSaveFailure = nil
         } catch {
             throw .store(error)

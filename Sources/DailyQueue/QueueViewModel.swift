@@ -14,6 +14,14 @@ import ObserverGraph
 /// main actor, so the manager's reports run as plain main-actor code. The manager belongs to the
 /// view model and is only used on the main actor, so its reports arrive synchronously: after
 /// `add(title:)` returns, `state` and `rows` already show the new item.
+///
+/// Other processes may change the same store (the command line, another window). The manager
+/// never overwrites their saves: when one came since the manager read the store, the action's
+/// save is refused (`StoreError.changedElsewhere`). The view model then reads the store again
+/// (a new manager, shown at once) and runs the action once more on what it read: an `add`
+/// adds, a `delete` of an item someone else deleted fails with `.unknownItem`. After any other
+/// failed save (a full disk), it reads the store again too, and throws: what it shows is what is
+/// stored, and the change that failed is not saved by a later one.
 @MainActor
 public final class QueueViewModel: GraphTrackingObserver, @MainActor QueueManagerObserver {
     /// The node that records the view model's subscription to its manager.
@@ -65,21 +73,23 @@ public final class QueueViewModel: GraphTrackingObserver, @MainActor QueueManage
     /// - Throws: `QueueError` (nothing changes), `.store` when not loaded.
     /// - Complexity: O(n).
     public func add(title: String, day: Weekday? = nil, done: Bool = true) throws(QueueError) {
-        try loaded().add(title: title, day: day, done: done)
+        try perform { manager throws(QueueError) in try manager.add(title: title, day: day, done: done) }
     }
 
     /// Deletes an item.
     ///
     /// Isolation: the main actor. Callbacks: `state` and `rows` observers.
     /// - Throws: `QueueError`. - Complexity: O(n).
-    public func delete(_ id: ItemID) throws(QueueError) { try loaded().delete(id) }
+    public func delete(_ id: ItemID) throws(QueueError) {
+        try perform { manager throws(QueueError) in try manager.delete(id) }
+    }
 
     /// Moves a queued item to a 1-based position.
     ///
     /// Isolation: the main actor. Callbacks: `state` and `rows` observers.
     /// - Throws: `QueueError`. - Complexity: O(n).
     public func move(_ id: ItemID, to position: Int) throws(QueueError) {
-        try loaded().move(id, to: position)
+        try perform { manager throws(QueueError) in try manager.move(id, to: position) }
     }
 
     /// Flips `done`.
@@ -87,16 +97,19 @@ public final class QueueViewModel: GraphTrackingObserver, @MainActor QueueManage
     /// Isolation: the main actor. Callbacks: `state` and `rows` observers.
     /// - Throws: `QueueError`. - Complexity: O(n).
     public func toggleDone(_ id: ItemID) throws(QueueError) {
-        let manager = try loaded()
-        guard let item = manager.item(id) else { throw .unknownItem(id) }
-        try manager.setDone(id, !item.done.value)
+        try perform { manager throws(QueueError) in
+            guard let item = manager.item(id) else { throw .unknownItem(id) }
+            try manager.setDone(id, !item.done.value)
+        }
     }
 
     /// Sets an item's day.
     ///
     /// Isolation: the main actor. Callbacks: `state` and `rows` observers.
     /// - Throws: `QueueError`. - Complexity: O(n).
-    public func setDay(_ id: ItemID, _ day: Weekday) throws(QueueError) { try loaded().setDay(id, day) }
+    public func setDay(_ id: ItemID, _ day: Weekday) throws(QueueError) {
+        try perform { manager throws(QueueError) in try manager.setDay(id, day) }
+    }
 
     /// Refreshes `state` and `rows` after every change the manager reports.
     ///
@@ -112,6 +125,29 @@ public final class QueueViewModel: GraphTrackingObserver, @MainActor QueueManage
         let snapshots = manager.queue.array.map(\.snapshot)
         _ = rowStorage.replace(with: snapshots, identifiedBy: \.id)
         state.set(ViewState(Result<[QueueItemSnapshot], Never>.success(snapshots)))
+    }
+
+    /// Runs `action` on the manager. If its save failed, the store is read again (a new
+    /// manager, shown), so that the screen shows what is stored and the change that failed is
+    /// not saved later by another; if the save was refused because the store changed elsewhere,
+    /// `action` then runs once more, on what was read.
+    private func perform(_ action: (QueueManager) throws(QueueError) -> Void) throws(QueueError) {
+        let manager = try loaded()
+        do {
+            try action(manager)
+        } catch .store(let failure) {
+            load()
+            guard case .changedElsewhere = failure else { throw .store(failure) }
+            // The store could not be read again: `state` shows why; the action is not retried.
+            guard let reloaded = self.manager, reloaded !== manager else { throw .store(storeFailure()) }
+            try action(reloaded)
+        }
+    }
+
+    /// Why the store cannot be used now: the error `state` shows, or that it changed elsewhere.
+    private func storeFailure() -> StoreError {
+        if case .error(let error as StoreError) = state.value { return error }
+        return .changedElsewhere(path: "the store")
     }
 
     private func loaded() throws(QueueError) -> QueueManager {

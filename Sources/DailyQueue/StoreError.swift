@@ -22,10 +22,13 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The store may be read but not changed by this user (`reason` says why); refused
     /// before any change.
     case readOnly(path: String, reason: String)
+    /// Another process, or another manager, saved the store since this one read or last saved
+    /// it: nothing was written (overwriting would lose that save). Read the store again.
+    case changedElsewhere(path: String)
 
     /// What kind of failure this is; the command line maps each to its own exit code.
     public enum Category: Sendable, Equatable {
-        /// Another process holds the store.
+        /// Another process holds the store, or changed it since it was read.
         case busy
         /// The store is not something this app can use (corrupt, inconsistent, a directory...).
         case invalid
@@ -39,7 +42,7 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// - Complexity: O(1).
     public var category: Category {
         switch self {
-        case .busy: .busy
+        case .busy, .changedElsewhere: .busy
         case .corrupt, .newerFormat, .isDirectory, .notRegularFile: .invalid
         case .unreadable, .unwritable, .folderUnreadable, .folderMissing, .readOnly: .io
         }
@@ -70,6 +73,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
             "the folder \(folder) of the store \(path) does not exist or is not a folder; create it first"
         case .readOnly(let path, let reason):
             "the store \(path) cannot be changed: \(reason); nothing was changed"
+        case .changedElsewhere(let path):
+            "the store \(path) was saved by someone else since this queue was read; nothing was saved, "
+                + "read it again"
         }
     }
 

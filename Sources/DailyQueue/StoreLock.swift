@@ -39,6 +39,14 @@ struct StoreLock {
             if access == .read { return StoreLock(descriptor: nil) }
             switch error.code {
             case EACCES, EPERM:
+                // The lock file is there, but this user may not open it (another user made it).
+                if case .file(let mode, let owner, _)? = try? POSIXFile.status(lockPath) {
+                    throw .readOnly(
+                        path: storePath,
+                        reason: "its lock file \(lockPath) belongs to uid \(owner) with mode "
+                            + "\(String(mode, radix: 8)), which this user may not open; give it to the "
+                            + "store's owner, or delete it while no daily-queue runs")
+                }
                 throw .readOnly(path: storePath, reason: "its folder \(folder) is not writable by this user")
             case EROFS: throw .readOnly(path: storePath, reason: "its file system is read-only")
             case ENOENT, ENOTDIR: throw .folderMissing(path: storePath, folder: folder)
@@ -51,6 +59,14 @@ struct StoreLock {
             // Something else is there: no writer can lock it, so a reader reads unlocked.
             if access == .read { return StoreLock(descriptor: nil) }
             throw .unwritable(path: storePath, reason: "its lock file \(lockPath) is not a regular file")
+        }
+        // Root saving another user's store gives the store back to its owner (see
+        // `JSONFileQueueStore.write`): so it does with the lock file, which root's umask may
+        // have made unreadable to that user, who could then never lock the store again.
+        if access == .write, geteuid() == 0, info.st_uid == 0,
+            case .file(_, let owner, let group)? = try? POSIXFile.status(storePath), owner != 0
+        {
+            _ = fchown(descriptor, uid_t(owner), gid_t(group))
         }
         let operation = access == .write ? LOCK_EX : LOCK_SH
         let start = now()

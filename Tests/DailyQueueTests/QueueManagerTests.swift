@@ -312,6 +312,15 @@ final class FlakyStore: QueueStore {
         if failing.withLock({ $0 }) { throw .unwritable(path: "flaky", reason: "disk full") }
         try inner.save(queue)
     }
+    func loadWithRevision() throws(StoreError) -> (queue: StoredQueue?, revision: StoreRevision) {
+        try inner.loadWithRevision()
+    }
+    func save(_ queue: StoredQueue, ifUnchangedSince revision: StoreRevision) throws(StoreError)
+        -> StoreRevision
+    {
+        if failing.withLock({ $0 }) { throw .unwritable(path: "flaky", reason: "disk full") }
+        return try inner.save(queue, ifUnchangedSince: revision)
+    }
 }
 
 @Suite("DailyQueue: failing saves are reported, never swallowed")

@@ -94,6 +94,44 @@ struct StoreRefusalTests: OneStoreSuite {
     }
 
     @Test(
+        "Root saving a user's store under umask 077 gives the lock file to that user, who can still save",
+        .enabled(if: OtherUser.launcher != nil && geteuid() == 0))
+    func rootSaveKeepsTheLockUsable() throws {
+        let user = try #require(OtherUser.launcher)
+        OtherUser.own(folder.path)
+        #expect(try run("add", "A", "--done", launcher: user).status == 0)
+        try FileManager.default.removeItem(atPath: store + ".lock")  // made again by root below
+        let strictRoot = ["/bin/sh", "-c", "umask 077; exec \"$0\" \"$@\""]
+        #expect(try run("add", "B", "--done", launcher: strictRoot).status == 0)
+        var info = stat()
+        stat(store + ".lock", &info)
+        #expect(info.st_uid == OtherUser.uid && info.st_gid == gid_t(OtherUser.uid))
+        let after = try run("add", "C", "--done", launcher: user)
+        #expect(after.status == 0, "\(after.err)")
+        #expect(try titles() == ["A", "B", "C"])
+    }
+
+    @Test(
+        "A lock file this user may not open is named in the refusal; the store is unchanged",
+        .enabled(if: OtherUser.launcher != nil && geteuid() == 0))
+    func unopenableLockFile() throws {
+        let user = try #require(OtherUser.launcher)
+        OtherUser.own(folder.path)
+        #expect(try run("add", "Keep", "--done", launcher: user).status == 0)
+        chown(store + ".lock", 0, 0)
+        chmod(store + ".lock", 0o600)
+        let before = try bytes()
+        let refused = try run("add", "X", launcher: user)
+        #expect(refused.status == 5)
+        #expect(
+            refused.err
+                == "daily-queue: the store \(store) cannot be changed: its lock file \(store).lock belongs to "
+                + "uid 0 with mode 600, which this user may not open; give it to the store's owner, or delete "
+                + "it while no daily-queue runs; nothing was changed\n")
+        #expect(try bytes() == before)
+    }
+
+    @Test(
         "An unreadable folder and an unreadable store each get their own error",
         .enabled(if: OtherUser.launcher != nil))
     func unreadable() throws {
