@@ -10,7 +10,9 @@ extension JSONFileQueueStore {
     /// the lock; a save inside a `.read` transaction is refused.
     ///
     /// Thread safety: safe from any thread and process. The lock belongs to the calling thread
-    /// (or task); another thread's transaction on the same file waits for it.
+    /// (or task); another thread's transaction on the same file waits for it. A task started in
+    /// `body` uses the lock while the transaction runs; once it ended, the task's loads and
+    /// saves lock for themselves.
     /// Callbacks: `body`, once, on the calling thread, with no in-process lock held.
     /// - Throws: a `StoreError` if the lock or the checks fail (`body` did not run), or what
     ///   `body` throws.
@@ -18,8 +20,8 @@ extension JSONFileQueueStore {
     public func transaction<Result>(_ access: StoreAccess, _ body: () throws -> Result) throws -> Result {
         let lockPath = lockURL.path
         let held = HeldStoreLocks.held
-        if let current = held[lockPath] {
-            guard current == .write || access == .read else {
+        if let current = held[lockPath], current.isHeld {
+            guard current.access == .write || access == .read else {
                 throw StoreError.unwritable(path: path, reason: "a read transaction cannot save")
             }
             return try body()
@@ -33,8 +35,10 @@ extension JSONFileQueueStore {
             try checkWritable()
             removeStaleTemporaryFiles()
         }
+        let hold = HeldStoreLock(access)
+        defer { hold.end() }  // before the lock is released (the defer above runs after)
         var extended = held
-        extended[lockPath] = access
+        extended[lockPath] = hold
         return try HeldStoreLocks.$held.withValue(extended) { try body() }
     }
 

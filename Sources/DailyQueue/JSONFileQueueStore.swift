@@ -157,6 +157,12 @@ public final class JSONFileQueueStore: QueueStore {
                 reason: code == EROFS
                     ? "its file system is read-only" : "its folder \(folder) is not writable by this user")
         }
+        if POSIXFile.access(folder, R_OK) != nil {
+            throw .readOnly(
+                path: path,
+                reason: "its folder \(folder) cannot be read by this user, so a save could neither flush "
+                    + "the folder to the disk nor remove a killed writer's temporary files")
+        }
         guard case .file(let mode, let owner, _) = status else { return }
         if let links = POSIXFile.linkCount(path), links > 1 {
             throw .readOnly(

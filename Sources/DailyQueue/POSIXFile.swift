@@ -176,14 +176,10 @@ enum POSIXFile {
     }
 
     /// Flushes a folder's entries (a rename in it) to the disk; file systems that cannot
-    /// sync a folder are not an error.
+    /// sync a folder are not an error. A folder that cannot be opened is (the store refuses a
+    /// folder this user cannot read before any change, see `checkWritable`).
     static func syncFolder(_ path: String) throws(Failure) {
-        let descriptor: Int32
-        do {
-            descriptor = try open(path, O_RDONLY)
-        } catch {
-            return
-        }
+        let descriptor = try open(path, O_RDONLY)
         defer { close(descriptor) }
         while fsync(descriptor) != 0 {
             let code = errno

@@ -1,3 +1,5 @@
+import ObserverGraph
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -110,6 +112,26 @@ struct StoreLock {
 
 /// The store locks the current thread (or task) holds, so that a save inside a transaction
 /// does not try to lock again.
+///
+/// A task started inside a transaction (`Task { ... }`) inherits these task-local values and may
+/// run after the transaction ended: each entry says whether its transaction is still running,
+/// and one that ended counts for nothing (the task's save takes the lock itself).
 enum HeldStoreLocks {
-    @TaskLocal static var held: [String: StoreAccess] = [:]
+    @TaskLocal static var held: [String: HeldStoreLock] = [:]
+}
+
+/// One transaction's hold on a store's lock (see `HeldStoreLocks`).
+final class HeldStoreLock: Sendable {
+    let access: StoreAccess
+    private let running = GraphLock(true)
+
+    init(_ access: StoreAccess) {
+        self.access = access
+    }
+
+    /// Whether the transaction still holds the lock.
+    var isHeld: Bool { running.withLock { $0 } }
+
+    /// The transaction released the lock.
+    func end() { running.withLock { $0 = false } }
 }

@@ -135,7 +135,8 @@ enum Help {
           4  the store is invalid (corrupt, inconsistent, a newer format, a directory, not a
              regular file); it was left untouched
           5  input/output: the store or its folder cannot be read, or may not be written by this
-             user, or the disk is full; the store keeps its previous content
+             user, or the disk is full; the store keeps its previous content (unless the
+             message says the new content is in place and only the flush of its folder failed)
           6  output: the command took effect, but what it printed could not be written (a
              closed pipe, a full disk)
         """

@@ -94,6 +94,26 @@ struct StoreRefusalTests: OneStoreSuite {
     }
 
     @Test(
+        "A folder this user may write but not read is refused before any change (a save could not flush it)",
+        .enabled(if: OtherUser.launcher != nil))
+    func unreadableWritableFolder() throws {
+        let user = try #require(OtherUser.launcher)
+        OtherUser.own(folder.path)
+        #expect(try run("add", "Keep", "--done", launcher: user).status == 0)
+        chmod(folder.path, 0o300)
+        defer { chmod(folder.path, 0o755) }
+        let refused = try run("add", "X", launcher: user)
+        #expect(refused.status == 5)
+        #expect(
+            refused.err
+                == "daily-queue: the store \(store) cannot be changed: its folder \(folder.path) cannot be read "
+                + "by this user, so a save could neither flush the folder to the disk nor remove a killed "
+                + "writer's temporary files; nothing was changed\n")
+        chmod(folder.path, 0o755)
+        #expect(try titles() == ["Keep"])
+    }
+
+    @Test(
         "Root saving a user's store under umask 077 gives the lock file to that user, who can still save",
         .enabled(if: OtherUser.launcher != nil && geteuid() == 0))
     func rootSaveKeepsTheLockUsable() throws {

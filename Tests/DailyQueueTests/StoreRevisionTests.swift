@@ -179,3 +179,41 @@ final class DeleteOnDayChange: GraphObserver, QueueManagerObserver {
         }
     }
 }
+
+@Suite("DailyQueue: a transaction's hold on the lock ends with it")
+struct TransactionHoldTests {
+    @Test(
+        "A task started in a transaction and saving after it ended takes the lock: busy while another holds it"
+    )
+    func inheritedHoldEnds() async throws {
+        let url = try temporaryFolder().appendingPathComponent("queue.json")
+        let store = JSONFileQueueStore(url: url, lockTimeout: 0.2)
+        try store.save(StoredQueue(currentDay: .monday))
+        let otherHolds = DispatchSemaphore(value: 0)  // another thread holds the lock
+        let taskDone = DispatchSemaphore(value: 0)  // the task's save returned
+        let outcome = GraphLock("")
+        let task = try store.transaction(.write) {
+            Task {
+                // Runs once the transaction ended and another transaction holds the lock.
+                _ = otherHolds.wait(timeout: .now() + 10)
+                do {
+                    try store.save(StoredQueue(currentDay: .friday))
+                    outcome.withLock { $0 = "saved" }
+                } catch {
+                    outcome.withLock { $0 = "\(error)" }
+                }
+                taskDone.signal()
+            }
+        }
+        Thread.detachNewThread {
+            try? JSONFileQueueStore(url: url).transaction(.write) {
+                otherHolds.signal()
+                _ = taskDone.wait(timeout: .now() + 10)
+            }
+        }
+        await task.value
+        #expect(
+            outcome.withLock { $0 }.hasPrefix("the store \(url.path) is busy"), "\(outcome.withLock { $0 })")
+        #expect(try store.load()?.currentDay == .monday)
+    }
+}
