@@ -17,8 +17,46 @@ final class CapturedTracker: Sendable {
     func offset(_ value: Int) -> Int { value + 1 }
 }
 
+/// Runs `onDeinit` when released.
+final class DeinitHook: Sendable {
+    let onDeinit: @Sendable () -> Void
+
+    init(_ onDeinit: @escaping @Sendable () -> Void) {
+        self.onDeinit = onDeinit
+    }
+
+    deinit { onDeinit() }
+}
+
 @Suite("Operators: ownership, leaks, graph snapshots")
 struct OperatorOwnershipTests {
+    @Test(
+        "A value an operator node replaces is released with no lock held: its deinit can read the derived value"
+    )
+    func replacedValueReleasedUnlocked() {
+        // Whether a read of the derived value, made on another thread while the replaced
+        // value's deinit waits for it, returned within 2 s: not while the deinit runs under the
+        // node's lock. (Read on the deinit's own thread, it would hang for good.)
+        let reads = GraphLock<[Bool]>([])
+        let slot = GraphLock<DerivedValue<DeinitHook>?>(nil)
+        let source = ObservableValue(0)
+        let derived = source.map { value in
+            DeinitHook {
+                guard value == 0, let derived = slot.withLock({ $0 }) else { return }
+                let read = DispatchSemaphore(value: 0)
+                onNewThread {
+                    _ = derived.value
+                    read.signal()
+                }
+                reads.withLock { $0.append(read.wait(timeout: .now() + 2) == .success) }
+            }
+        }
+        slot.withLock { $0 = derived }
+        source.value = 1  // replaces the node's latest value, made for 0
+        #expect(reads.withLock { $0 } == [true])
+        slot.withLock { $0 = nil }
+    }
+
     /// A chain of ten operators, each closure capturing its own tracker.
     func chain(from x: ObservableValue<Int>, _ deinits: Counters) -> DerivedValue<Int> {
         var node = x.map { [tracker = CapturedTracker(deinits)] in tracker.offset($0) }

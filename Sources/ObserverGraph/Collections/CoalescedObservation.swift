@@ -142,8 +142,13 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
     }
 
     @usableFromInline let state: GraphLock<State>
-    /// The actor of the handler, weakly: an actor that keeps its tokens must be able to go.
-    weak var actor: (any Actor)?
+    /// The actor of the handler when it is not the main actor, weakly: an actor that keeps its
+    /// tokens must be able to go. The main actor, which never goes, is held as `onMainActor`: a
+    /// weak reference to it would give `MainActor.shared` a side table, which makes every retain
+    /// and release of it in the app slower (see `_SinkState`).
+    weak var otherActor: (any Actor)?
+    /// The handler's actor is the main actor.
+    let onMainActor: Bool
     /// The source, weakly (an array's scheduled call holds it strongly, so no change is lost to its
     /// deinit; a value's call reads nothing of it).
     weak var source: GraphEventSource<Change>?
@@ -162,10 +167,11 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
     ) {
         let pending = current.map { Composer(from: $0) } ?? Composer()
         state = GraphLock(State(handler: handler, pending: pending, version: version))
-        self.actor = actor
+        onMainActor = ObjectIdentifier(actor) == _MainActorCheck.mainActor
+        if !onMainActor { otherActor = actor }
         self.source = source
         // Made on `actor` (see `_observeCoalesced`): on the main actor, whether the main queue runs it.
-        paced = ObjectIdentifier(actor) == _MainActorCheck.mainActor && _MainActorCheck.isCurrent()
+        paced = onMainActor && _MainActorCheck.isCurrent()
         super.init()
     }
 
@@ -256,13 +262,13 @@ final class _Coalescer<Composer: _ChangeComposer>: _SubscriptionTarget, @uncheck
     /// 3,560 calls unpaced, 170 paced; see `CoalescedPacingTests`).
     @usableFromInline
     func schedule(after lastCall: UInt64) {
-        guard let actor else {
-            _cancel()  // the actor is gone: the observation ends
-            return
-        }
         // A value's call reads nothing of the source (`keepsLatest`), so it does not keep it.
         let source = Composer.keepsLatest ? nil : source
-        guard ObjectIdentifier(actor) == _MainActorCheck.mainActor else {
+        guard onMainActor else {
+            guard let actor = otherActor else {
+                _cancel()  // the actor is gone: the observation ends
+                return
+            }
             // Another actor's calls are tasks of the actor, paced the same way: the task sleeps
             // until `pace` has passed since the last call took what was pending.
             let now = DispatchTime.now().uptimeNanoseconds

@@ -160,11 +160,18 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
     /// looking up type metadata.
     @inlinable
     func emit(_ event: GraphEvent<Value>, _ pass: _Pass?) {
-        let (edge, more, firstInOutbox) = links.withLock {
-            links -> (_Edge<Value>?, [_Edge<Value>]?, Bool) in
-            guard links.terminal == nil else { return (nil, nil, false) }
+        // The value this one replaces is moved out and released after unlocking: it may be the
+        // last reference to a user's object, whose `deinit` may read this node.
+        let (edge, more, firstInOutbox, replaced) = links.withLock {
+            links -> (_Edge<Value>?, [_Edge<Value>]?, Bool, Value?) in
+            guard links.terminal == nil else { return (nil, nil, false, nil) }
+            var replaced: Value?
             switch event {
-            case .value(let value): if replays { links.latest = value }
+            case .value(let value):
+                if replays {
+                    replaced = links.latest.take()
+                    links.latest = value
+                }
             case .finished, .failed: links.terminal = event
             }
             var first = false
@@ -174,8 +181,9 @@ public final class _OperatorNode<Value: Sendable>: @unchecked Sendable {
                 links.outbox.append(event)
             }
             // No array to copy (or count references of) for the usual single edge.
-            return (links.edges.first, links.edges.more.isEmpty ? nil : links.edges.more, first)
+            return (links.edges.first, links.edges.more.isEmpty ? nil : links.edges.more, first, replaced)
         }
+        _ = consume replaced
         if firstInOutbox, let pass {
             // A closure capturing nothing (the node travels beside it): no allocation per pass.
             pass.touched.append(
