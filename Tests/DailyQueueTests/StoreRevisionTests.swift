@@ -180,7 +180,7 @@ final class DeleteOnDayChange: GraphObserver, QueueManagerObserver {
     }
 }
 
-@Suite("DailyQueue: a transaction's hold on the lock ends with it")
+@Suite("DailyQueue: a transaction's hold on the lock ends with it", .timeLimit(.minutes(3)))
 struct TransactionHoldTests {
     @Test(
         "A task started in a transaction and saving after it ended takes the lock: busy while another holds it"
@@ -194,8 +194,10 @@ struct TransactionHoldTests {
         let outcome = GraphLock("")
         let task = try store.transaction(.write) {
             Task {
-                // Runs once the transaction ended and another transaction holds the lock.
-                _ = otherHolds.wait(timeout: .now() + 10)
+                // Runs once the transaction ended and another transaction holds the lock. The
+                // task may start late (the shared pool is busy while the whole suite runs): the
+                // other transaction waits for it, with a deadline far beyond any such delay.
+                _ = otherHolds.wait(timeout: .now() + 120)
                 do {
                     try store.save(StoredQueue(currentDay: .friday))
                     outcome.withLock { $0 = "saved" }
@@ -208,7 +210,7 @@ struct TransactionHoldTests {
         Thread.detachNewThread {
             try? JSONFileQueueStore(url: url).transaction(.write) {
                 otherHolds.signal()
-                _ = taskDone.wait(timeout: .now() + 10)
+                _ = taskDone.wait(timeout: .now() + 120)
             }
         }
         await task.value

@@ -35,8 +35,9 @@ struct OperatorOwnershipTests {
     )
     func replacedValueReleasedUnlocked() {
         // Whether a read of the derived value, made on another thread while the replaced
-        // value's deinit waits for it, returned within 2 s: not while the deinit runs under the
-        // node's lock. (Read on the deinit's own thread, it would hang for good.)
+        // value's deinit waits for it, returned within 10 s (far beyond a loaded machine's
+        // delay): not while the deinit runs under the node's lock, which the wait keeps held.
+        // (Read on the deinit's own thread, it would hang for good.)
         let reads = GraphLock<[Bool]>([])
         let slot = GraphLock<DerivedValue<DeinitHook>?>(nil)
         let source = ObservableValue(0)
@@ -48,7 +49,7 @@ struct OperatorOwnershipTests {
                     _ = derived.value
                     read.signal()
                 }
-                reads.withLock { $0.append(read.wait(timeout: .now() + 2) == .success) }
+                reads.withLock { $0.append(read.wait(timeout: .now() + 10) == .success) }
             }
         }
         slot.withLock { $0 = derived }
