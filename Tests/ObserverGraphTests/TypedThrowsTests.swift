@@ -60,6 +60,7 @@ struct TypedThrowsTests {
         #expect(called == ["w0", "w1"])
         let count = subject.broadcast(as: Watcher.self) { _ in }  // no `try`
         #expect(count == 3)
+        withExtendedLifetime(watchers) {}  // the subject holds them weakly
     }
 
     @Test("ObservableValue.update and ObservableState.update: QuotaError, typed; no change, no delivery")
