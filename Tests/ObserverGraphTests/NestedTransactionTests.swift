@@ -1,3 +1,4 @@
+import Dispatch
 import ObserverGraph
 import Testing
 
@@ -136,5 +137,81 @@ struct NestedTransactionTests {
         value.update { $0 += 1 }  // the source is not stuck
         #expect(seen.withLock { $0 } == [0, 7, 8])
         withExtendedLifetime(token) {}
+    }
+}
+
+/// Whether `read`, run on a new thread, returned within `seconds`.
+private func returnsFromAnotherThread(within seconds: Double, _ read: @escaping @Sendable () -> Void) -> Bool
+{
+    let done = DispatchSemaphore(value: 0)
+    onNewThread {
+        read()
+        done.signal()
+    }
+    return done.wait(timeout: .now() + seconds) == .success
+}
+
+/// A nested update's result is kept for the outer body's reruns; however the outer change ends,
+/// it is released with no lock held. Each result here reads the value from another thread when
+/// it goes: the read returns at once, not after the 10 s the `deinit` waits while a lock is held.
+@Suite("Nested transactions: results released with no lock held", .timeLimit(.minutes(3)))
+struct NestedResultReleaseTests {
+    private func result(_ value: ObservableValue<Int>, _ reads: GraphLock<[Bool]>) -> DeinitHook {
+        DeinitHook {
+            let returned = returnsFromAnotherThread(within: 10) { _ = value.value }
+            reads.withLock { $0.append(returned) }
+        }
+    }
+
+    @Test("The outer body throws after a nested update")
+    func outerThrows() {
+        struct Declined: Error {}
+        let value = ObservableValue(0)
+        let reads = GraphLock<[Bool]>([])
+        #expect(throws: Declined.self) {
+            try value.update { (_: inout Int) throws(Declined) in
+                _ = value.update { inner in
+                    inner += 1
+                    return result(value, reads)
+                }
+                throw Declined()
+            }
+        }
+        #expect(reads.withLock { $0 } == [true])
+        #expect(value.value == 1)
+    }
+
+    @Test("The source finishes inside the outer body, after a nested update")
+    func finishedInsideOuter() {
+        let value = ObservableValue(0)
+        let reads = GraphLock<[Bool]>([])
+        value.update { outer in
+            _ = value.update { inner in
+                inner += 1
+                return result(value, reads)
+            }
+            value.finish()
+            outer += 100
+        }
+        #expect(reads.withLock { $0 } == [true])
+        #expect(value.value == 1)
+    }
+
+    @Test("A rerun of the outer body makes another nested change than the first run")
+    func rerunDiverges() {
+        let value = ObservableValue(0)
+        let reads = GraphLock<[Bool]>([])
+        value.update { current in
+            if current == 0 {
+                _ = value.update { inner in
+                    inner = 1
+                    return result(value, reads)
+                }
+            } else {
+                value.set(current + 10)  // the update's record is dropped at this set's replay
+            }
+        }
+        #expect(reads.withLock { $0 } == [true])
+        #expect(value.value == 11)
     }
 }

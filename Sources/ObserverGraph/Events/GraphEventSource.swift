@@ -352,13 +352,14 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
     ) -> _CommitOutcome {
         var owed = false
         var sequence: UInt64 = 0
+        var closedLog: _TransactionLog?  // released after unlocking: it holds nested results
         let (outcome, replaced, mustDrain) = pipeline.withLock { state -> (_CommitOutcome, Value?, Bool) in
             guard state.terminal == nil else {
-                if let thread { owed = state.close(thread) }
+                if let thread { owed = state.close(thread, keeping: &closedLog) }
                 return (.terminated, nil, false)
             }
             guard state.version == version else { return (.stale, nil, false) }
-            if let thread { owed = state.close(thread) }
+            if let thread { owed = state.close(thread, keeping: &closedLog) }
             let replaced = state.current
             state.current = newValue
             state.version &+= 1
@@ -371,7 +372,7 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
                 : state.enqueue(.broadcast(.value(newValue), sequence: sequence))
             return (.committed, replaced, mustDrain)
         }
-        withExtendedLifetime(replaced) {}
+        withExtendedLifetime((replaced, closedLog)) {}
         if mustDrain, let nested {
             nested.owesDrain = true  // the outer transaction delivers when it closes
         } else if mustDrain {
@@ -442,15 +443,22 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
         if let log = nested { return try _nestedReadModifyWrite(log, isolation: isolation, body) }
         var closed = false
         defer {  // `body` threw
-            if !closed, pipeline.withLock({ $0.close(thread) }) { _drainQueue(_identity(of: isolation)) }
+            if !closed {
+                var closedLog: _TransactionLog?  // released after unlocking: it holds nested results
+                let owed = pipeline.withLock { $0.close(thread, keeping: &closedLog) }
+                withExtendedLifetime(closedLog) {}
+                if owed { _drainQueue(_identity(of: isolation)) }
+            }
         }
         while true {
             let (newValue, result) = try body(current)
             guard let newValue else {
+                var closedLog: _TransactionLog?  // released after unlocking: it holds nested results
                 let now = pipeline.withLock { state -> (UInt64, Bool, Bool) in
-                    let owed = state.version == version ? state.close(thread) : false
+                    let owed = state.version == version ? state.close(thread, keeping: &closedLog) : false
                     return (state.version, state.terminal == nil, owed)
                 }
+                withExtendedLifetime(closedLog) {}
                 if now.0 == version {
                     closed = true
                     if now.2 { _drainQueue(_identity(of: isolation)) }
@@ -832,6 +840,10 @@ struct _OpenTransaction {
 @usableFromInline
 final class _TransactionLog {
     @usableFromInline var results: [Any] = []
+    /// Results of nested changes a rerun no longer makes (it diverged): kept until the log goes,
+    /// which is after unlocking (see `_SourceState.close`), since `replay` runs under the lock
+    /// and a result may be a user's object.
+    @usableFromInline var discarded: [Any] = []
     /// The next nested change's position: a rerun of the outer body starts again at 0.
     @usableFromInline var next = 0
     /// A nested change queued events and took the drain: the outer transaction must drain when
@@ -845,7 +857,10 @@ final class _TransactionLog {
     @inlinable
     func replay<T>(as type: T.Type) -> T? {
         guard next < results.count, let cached = results[next] as? T else {
-            if next < results.count { results.removeSubrange(next...) }  // the rerun diverged
+            if next < results.count {  // the rerun diverged: the rest is released with the log
+                discarded.append(contentsOf: results[next...])
+                results.removeSubrange(next...)
+            }
             return nil
         }
         next += 1
@@ -887,14 +902,17 @@ extension _SourceState {
         openTransactions.last(where: { $0.thread == thread })?.log
     }
 
-    /// Closes the transaction open on `thread`; `true` when it owes a drain.
+    /// Closes the transaction open on `thread`; `true` when it owes a drain. Its log goes to
+    /// `closedLog`, for the caller to release after unlocking: it holds the results of the
+    /// nested changes, which may be a user's objects.
     @inlinable
-    mutating func close(_ thread: UInt) -> Bool {
+    mutating func close(_ thread: UInt, keeping closedLog: inout _TransactionLog?) -> Bool {
         if let last = openTransactions.last, last.thread == thread {  // the usual case: one open
-            openTransactions.removeLast()
-            return last.log?.owesDrain ?? false
+            closedLog = openTransactions.removeLast().log
+            return closedLog?.owesDrain ?? false
         }
         guard let index = openTransactions.lastIndex(where: { $0.thread == thread }) else { return false }
-        return openTransactions.remove(at: index).log?.owesDrain ?? false
+        closedLog = openTransactions.remove(at: index).log
+        return closedLog?.owesDrain ?? false
     }
 }
