@@ -63,14 +63,14 @@ struct ActorOwnershipTests {
             let keeper = TokenKeeper(counted: counted, deinits: deinits)
             await keeper.start(channel, capturing: false)
             channel.send(3)
-            #expect(await eventually(within: .seconds(10)) { counted.withLock { $0 } == 3 })
+            #expect(await eventually { counted.withLock { $0 } == 3 })
             switch end {
             case .none: break
             case .finished: channel.finish()
             case .cancelled: await keeper.stop()
             }
         }
-        #expect(await eventually(within: .seconds(10)) { deinits.withLock { $0 } == 1 })
+        #expect(await eventually { deinits.withLock { $0 } == 1 })
         // Its token went with it: the observation ended.
         channel.send(4)
         #expect(counted.withLock { $0 } == 3)
@@ -97,7 +97,7 @@ struct ActorOwnershipTests {
             case .cancelled: await weakKeeper?.stop()
             case .none: break
             }
-            #expect(await eventually(within: .seconds(10)) { deinits.withLock { $0 } == 1 }, "\(end)")
+            #expect(await eventually { deinits.withLock { $0 } == 1 }, "\(end)")
         }
     }
 
@@ -112,9 +112,9 @@ struct ActorOwnershipTests {
             let keeper = TokenKeeper(counted: counted, deinits: deinits)
             token = await keeper.observeLeavingToken(channel, release: DeinitCounter(closureReleases))
             channel.send(1)
-            #expect(await eventually(within: .seconds(10)) { counted.withLock { $0 } == 1 })
+            #expect(await eventually { counted.withLock { $0 } == 1 })
         }
-        #expect(await eventually(within: .seconds(10)) { deinits.withLock { $0 } == 1 })
+        #expect(await eventually { deinits.withLock { $0 } == 1 })
         // Sent from a thread: the event would go to the actor's mailbox; the actor is gone, so
         // the observation ends instead, and its closure is released with no call.
         await onBackgroundThreads(1) { _ in channel.send(2) }
@@ -138,7 +138,7 @@ struct ActorOwnershipTests {
             address = UInt(bitPattern: ObjectIdentifier(keeper))
             token = await keeper.observeLeavingToken(channel, release: DeinitCounter(GraphLock(0)))
         }
-        #expect(await eventually(within: .seconds(10)) { deinits.withLock { $0 } == 1 })
+        #expect(await eventually { deinits.withLock { $0 } == 1 })
         // An actor at that address, sending from itself, would pass for the dead one and run the
         // closure at once: the observation keeps the dead actor's memory, so none can be there.
         // (Without that, the allocator hands the freed block to one of the next few actors.)

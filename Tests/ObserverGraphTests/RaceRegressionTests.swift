@@ -313,7 +313,7 @@ private struct CountingClock: Clock {
 /// Whether `clock` has `count` sleepers within `limit` (polled).
 @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
 private func sleepers(
-    of clock: TestClock, reach count: Int, within limit: Duration = .seconds(10)
+    of clock: TestClock, reach count: Int, within limit: Duration = .seconds(120)
 ) async -> Bool {
     let end = ContinuousClock.now.advanced(by: limit)
     while ContinuousClock.now < end {

@@ -301,7 +301,7 @@ final class BackgroundCall: Sendable {
 /// Reads `value` (which may await, an actor's state, say) until it equals `expected` or `limit`
 /// passes; returns the last value read, for the caller's exact expectation.
 func awaitValue<Value: Equatable>(
-    _ expected: Value, within limit: Duration = .seconds(10), _ value: () async -> Value
+    _ expected: Value, within limit: Duration = .seconds(120), _ value: () async -> Value
 ) async -> Value {
     let deadline = ContinuousClock.now + limit
     var last = await value()
@@ -317,7 +317,7 @@ func awaitValue<Value: Equatable>(
 /// generous: a test runner that is busy elsewhere can keep an actor from its next turn for
 /// seconds, and only a hang should fail a test.
 func eventually(
-    within limit: Duration = .seconds(30), isolation: isolated (any Actor)? = #isolation,
+    within limit: Duration = .seconds(120), isolation: isolated (any Actor)? = #isolation,
     _ condition: () -> Bool
 ) async -> Bool {
     let deadline = ContinuousClock.now + limit

@@ -60,7 +60,7 @@ struct SwiftConcurrencyArticleTests {
             #expect(await awaitValue(5) { await store.total } == 5)
             await store.stop()
         }
-        #expect(await eventually(within: .seconds(10)) { gone == nil })
+        #expect(await eventually { gone == nil })
     }
 
     @Test("A loop feeds an actor in order")
