@@ -11,7 +11,12 @@ extension GraphEventSource {
     ///   `.bufferingOldest(n)`.
     /// - `.finished` ends the loop; `.failed(error)` makes it throw `error`.
     /// - Ending the loop early (`break`, `return`, a thrown error), cancelling the task, or
-    ///   dropping the sequence unused removes the observer from the source. Iterate it once.
+    ///   dropping the sequence unused removes the observer from the source.
+    /// - Taking the observer out of the source's list (`removeObserver(_:)`,
+    ///   `removeAllObservers()`) ends the observation: the loop reads what is buffered, then
+    ///   ends as at `.finished`.
+    /// - Iterate it once: only the first loop reads. A later loop over the same sequence ends at
+    ///   once, with no value, whether the first is still running or ended.
     ///
     /// Thread safety: safe from any thread; the sequence is `Sendable`.
     /// Callbacks: none besides the sequence's own.
@@ -19,7 +24,15 @@ extension GraphEventSource {
     public func values(
         bufferingPolicy: AsyncThrowingStream<Value, any Error>.Continuation.BufferingPolicy = .unbounded
     ) -> GraphValues<Value> {
-        GraphValues(bufferingPolicy: bufferingPolicy) { observeNonisolated($0) }
+        GraphValues(bufferingPolicy: bufferingPolicy) { _observeStream($0) }
+    }
+
+    /// The observation behind `values()`: a nonisolated closure observer that ends when it is
+    /// taken out of the observer list (see `_EventSink._endsOnRemoval`).
+    final func _observeStream(
+        _ handler: @escaping @Sendable (GraphEvent<Value>) -> Void
+    ) -> SubscriptionToken {
+        _join(mode: .nonisolated, drainer: nil, .events(handler), endsOnRemoval: true)
     }
 }
 
@@ -28,7 +41,10 @@ extension GraphEventSource {
 ///
 /// An observation feeds it from the moment `values()` is called. It ends, and the observer
 /// leaves the source, when the source terminates, when the loop ends early (`break`, `return`,
-/// an error), when the iterating task is cancelled, or when the sequence is dropped unused.
+/// an error), when the iterating task is cancelled, or when the sequence is dropped unused. Taken
+/// out of the source's observer list (`removeObserver(_:)`, `removeAllObservers()`), it ends
+/// too: the loop reads what is buffered, then ends. Only the first loop over it reads; a later
+/// one ends at once.
 ///
 /// Thread safety: `Sendable`; the iterator belongs to the loop that made it.
 /// Callbacks: none.
@@ -43,50 +59,96 @@ public struct GraphValues<Element: Sendable>: AsyncSequence, Sendable {
         let observation = _StreamObservation()
         self.observation = observation
         stream = AsyncThrowingStream(bufferingPolicy: bufferingPolicy) { continuation in
-            observation.start(
-                observe { event in
-                    switch event {
-                    case .value(let value): continuation.yield(value)
-                    case .finished: continuation.finish()
-                    case .failed(let error): continuation.finish(throwing: error)
-                    }
-                })
+            // Set first: a terminated source replays its terminal event before `observe`
+            // returns, and a handler set after the stream's end would never be called.
             continuation.onTermination = { _ in observation.cancel() }
+            let feed = _StreamFeed(.throwing(continuation))
+            observation.start(observe { event in feed.feed(event) })
         }
     }
 
-    /// The loop's iterator: ending the loop (dropping the iterator) ends the observation.
+    /// The loop's iterator. The first one made reads the values, and ending its loop (dropping
+    /// it) ends the observation; any later one has nothing to read (see `GraphValues`).
     ///
     /// Thread safety: use it from the loop that made it. Callbacks: none.
     /// - Complexity: O(1).
     public func makeAsyncIterator() -> Iterator {
-        Iterator(base: stream.makeAsyncIterator(), lifetime: _IteratorLifetime(observation))
+        guard observation.claimReader() else { return Iterator(base: nil, lifetime: nil) }
+        return Iterator(base: stream.makeAsyncIterator(), lifetime: _IteratorLifetime(observation))
     }
 
     /// Reads the buffered values in order, waiting when none is there.
     ///
     /// Thread safety: use it from one loop. Callbacks: none.
     public struct Iterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<Element, any Error>.Iterator
-        let lifetime: _IteratorLifetime
+        /// `nil` for a loop that is not the sequence's first: it reads nothing.
+        var base: AsyncThrowingStream<Element, any Error>.Iterator?
+        let lifetime: _IteratorLifetime?
 
-        /// The next value; `nil` once the source finished; throws the source's failure.
+        /// The next value; `nil` once the source finished or the observation ended (and always,
+        /// for a loop that is not the sequence's first); throws the source's failure.
         ///
         /// Thread safety: one loop. Callbacks: none.
         /// - Complexity: O(1), plus the wait for a value.
         public mutating func next() async throws -> Element? {
-            try await base.next()
+            try await base?.next()
+        }
+    }
+}
+
+/// What a values sequence's observer closure holds: it puts each event into the stream, and when
+/// the closure goes (the observation ended, however it ended: a cancel, the source's end, its
+/// removal from the observer list) it finishes the stream, so that no loop waits for an event
+/// that can no longer come. Finishing a stream that already ended does nothing.
+final class _StreamFeed<Element: Sendable>: Sendable {
+    /// The stream's continuation: `GraphValues`' (which may throw) or `ObservableStateValues`'.
+    enum Continuation: Sendable {
+        case throwing(AsyncThrowingStream<Element, any Error>.Continuation)
+        case plain(AsyncStream<Element>.Continuation)
+    }
+
+    let continuation: Continuation
+
+    init(_ continuation: Continuation) {
+        self.continuation = continuation
+    }
+
+    deinit {
+        switch continuation {
+        case .throwing(let continuation): continuation.finish()
+        case .plain(let continuation): continuation.finish()
+        }
+    }
+
+    /// One event into the stream: a value into its buffer; a terminal event ends it (with the
+    /// error, where the stream can throw; a state never fails).
+    func feed(_ event: GraphEvent<Element>) {
+        switch (continuation, event) {
+        case (.throwing(let continuation), .value(let value)): continuation.yield(value)
+        case (.throwing(let continuation), .finished): continuation.finish()
+        case (.throwing(let continuation), .failed(let error)): continuation.finish(throwing: error)
+        case (.plain(let continuation), .value(let value)): continuation.yield(value)
+        case (.plain(let continuation), .finished), (.plain(let continuation), .failed): continuation.finish()
         }
     }
 }
 
 /// The observation behind a values sequence: cancelled once, by whichever comes first (the
-/// stream's end, the iterator's end).
+/// stream's end, the reading iterator's end); and whether a loop has claimed the stream.
 final class _StreamObservation: Sendable {
-    private let token = GraphLock<(token: SubscriptionToken?, cancelled: Bool)>((nil, false))
+    private let state = GraphLock<(token: SubscriptionToken?, cancelled: Bool, claimed: Bool)>(
+        (nil, false, false))
+
+    /// Whether the caller is the first to read (`true` once only).
+    func claimReader() -> Bool {
+        state.withLock { state in
+            defer { state.claimed = true }
+            return !state.claimed
+        }
+    }
 
     func start(_ token: SubscriptionToken) {
-        let cancelled = self.token.withLock { state -> Bool in
+        let cancelled = state.withLock { state -> Bool in
             if !state.cancelled { state.token = token }
             return state.cancelled
         }
@@ -94,7 +156,7 @@ final class _StreamObservation: Sendable {
     }
 
     func cancel() {
-        let token = self.token.withLock { state -> SubscriptionToken? in
+        let token = state.withLock { state -> SubscriptionToken? in
             state.cancelled = true
             defer { state.token = nil }
             return state.token

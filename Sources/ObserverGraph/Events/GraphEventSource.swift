@@ -247,13 +247,17 @@ public class GraphEventSource<Value: Sendable>: GraphObservable, @unchecked Send
 
     /// Inlinable so that it is specialized for the value type in the observing module: the
     /// generic version looks up about 30 generic types per call.
+    /// `endsOnRemoval`: the observation ends when it is taken out of the observer list (a
+    /// `values()` sequence's, see `_EventSink._endsOnRemoval`).
     @inlinable
     final func _join(
-        mode: _EventSink<Value>.Mode, drainer: (any Actor)?, _ handler: _Handler<Value>.Body
+        mode: _EventSink<Value>.Mode, drainer: (any Actor)?, _ handler: _Handler<Value>.Body,
+        endsOnRemoval: Bool = false
     ) -> SubscriptionToken {
         let (sink, mustDrain, chores) = pipeline.withLock { state in
             let sink = _EventSink(
-                firstSequence: state.takeSequence(), mode: mode, handler: handler, source: self)
+                firstSequence: state.takeSequence(), mode: mode, handler: handler, source: self,
+                endsOnRemoval: endsOnRemoval)
             if let terminal = state.terminal {
                 return (sink, state.enqueue(.replay(terminal, to: sink)), (false, false))
             }

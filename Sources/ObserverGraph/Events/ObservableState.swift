@@ -196,7 +196,10 @@ public final class ObservableState<Value: Sendable>: ObservableSource, @unchecke
     /// The observation starts when this is called (create the sequence where it should start).
     /// Senders never wait for the loop: values go into the sequence's buffer (`.unbounded` keeps
     /// every value; `.bufferingNewest(1)` keeps the latest). Ending the loop early, cancelling
-    /// the task or dropping the sequence unused removes the observer.
+    /// the task or dropping the sequence unused removes the observer. Taking the observer out of
+    /// the state's list (`removeObserver(_:)`, `removeAllObservers()`) ends the observation: the
+    /// loop reads what is buffered, then ends. Only the first loop over the sequence reads; a
+    /// later one ends at once, with no value.
     ///
     /// Thread safety: safe from any thread; the sequence is `Sendable`.
     /// Callbacks: none besides the sequence's own.
@@ -204,7 +207,7 @@ public final class ObservableState<Value: Sendable>: ObservableSource, @unchecke
     public func values(
         bufferingPolicy: AsyncStream<Value>.Continuation.BufferingPolicy = .unbounded
     ) -> ObservableStateValues<Value> {
-        ObservableStateValues(bufferingPolicy: bufferingPolicy) { storage.observeNonisolated($0) }
+        ObservableStateValues(bufferingPolicy: bufferingPolicy) { storage._observeStream($0) }
     }
 }
 
@@ -212,7 +215,9 @@ public final class ObservableState<Value: Sendable>: ObservableSource, @unchecke
 /// `values()` returns. Iterate it with `for await` (no `try`), once.
 ///
 /// It ends, and the observer leaves the state, when the state finishes, when the loop ends early,
-/// when the iterating task is cancelled, or when the sequence is dropped unused.
+/// when the iterating task is cancelled, or when the sequence is dropped unused. Taken out of the
+/// state's observer list, it ends too: the loop reads what is buffered, then ends. Only the first
+/// loop over it reads; a later one ends at once.
 ///
 /// Thread safety: `Sendable`; the iterator belongs to the loop that made it.
 /// Callbacks: none.
@@ -227,38 +232,38 @@ public struct ObservableStateValues<Element: Sendable>: AsyncSequence, Sendable 
         let observation = _StreamObservation()
         self.observation = observation
         stream = AsyncStream(bufferingPolicy: bufferingPolicy) { continuation in
-            observation.start(
-                observe { event in
-                    switch event {
-                    case .value(let value): continuation.yield(value)
-                    case .finished, .failed: continuation.finish()  // a state never fails
-                    }
-                })
+            // Set first, as in `GraphValues`: a finished state replays `.finished` at once.
             continuation.onTermination = { _ in observation.cancel() }
+            let feed = _StreamFeed(.plain(continuation))
+            observation.start(observe { event in feed.feed(event) })
         }
     }
 
-    /// The loop's iterator: ending the loop (dropping the iterator) ends the observation.
+    /// The loop's iterator. The first one made reads the values, and ending its loop (dropping
+    /// it) ends the observation; any later one has nothing to read.
     ///
     /// Thread safety: use it from the loop that made it. Callbacks: none.
     /// - Complexity: O(1).
     public func makeAsyncIterator() -> Iterator {
-        Iterator(base: stream.makeAsyncIterator(), lifetime: _IteratorLifetime(observation))
+        guard observation.claimReader() else { return Iterator(base: nil, lifetime: nil) }
+        return Iterator(base: stream.makeAsyncIterator(), lifetime: _IteratorLifetime(observation))
     }
 
     /// Reads the buffered values in order, waiting when none is there; never throws.
     ///
     /// Thread safety: use it from one loop. Callbacks: none.
     public struct Iterator: AsyncIteratorProtocol {
-        var base: AsyncStream<Element>.Iterator
-        let lifetime: _IteratorLifetime
+        /// `nil` for a loop that is not the sequence's first: it reads nothing.
+        var base: AsyncStream<Element>.Iterator?
+        let lifetime: _IteratorLifetime?
 
-        /// The next value; `nil` once the state finished.
+        /// The next value; `nil` once the state finished or the observation ended (and always,
+        /// for a loop that is not the sequence's first).
         ///
         /// Thread safety: one loop. Callbacks: none.
         /// - Complexity: O(1), plus the wait for a value.
         public mutating func next() async -> Element? {
-            await base.next()
+            await base?.next()
         }
     }
 }

@@ -185,10 +185,12 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
     /// `false` here, and every such delivery then goes through the mailbox. (Not covered: such a
     /// program observing from inside `DispatchQueue.main.sync { }` would get `true`.)
     @usableFromInline let _mainQueueIsMainActor: Bool
-    /// A kit-internal sink that feeds a coalescing observation (of an array, a sectioned array or
-    /// a value, see `_Coalescer`): taken out of the observer list by anything but its own cancel
-    /// (`removeObserver`, `removeAllObservers`), it tells that observation, which then ends: it
-    /// cannot know what changed while it was out.
+    /// A sink that ends when it is taken out of the observer list by anything but its own cancel
+    /// (`removeObserver`, `removeAllObservers`). One that feeds a coalescing observation (of an
+    /// array, a sectioned array or a value, see `_Coalescer`) tells that observation, which then
+    /// ends: it cannot know what changed while it was out. One that feeds a `values()` sequence
+    /// closes, as a cancel would: its closure goes, and with it the stream (see `_StreamFeed`),
+    /// so that the loop ends instead of waiting for events that can no longer come.
     @usableFromInline let _endsOnRemoval: Bool
     @usableFromInline let state: GraphLock<_SinkState<Value>>
     /// A nonisolated sink's call gate (`_CallGate<Value>`, where the OS has atomics): its calls
@@ -230,7 +232,7 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
         } else {
             _direct = nil
         }
-        _endsOnRemoval = endsOnRemoval && directCall != nil
+        _endsOnRemoval = endsOnRemoval
         var isolation: (any Actor)?
         if case .values = handler { _valuesOnly = true } else { _valuesOnly = false }
         switch mode {
@@ -697,12 +699,17 @@ final class _EventSink<Value: Sendable>: _SubscriptionTarget, GraphObserver, @un
         source?.removeObserver(self)
     }
 
-    /// Tells a coalescing observation that its sink left the observer list (`_endsOnRemoval`);
-    /// nothing for every other sink. Called by the core after each removal, with no lock held.
+    /// Ends a sink that ends on removal (`_endsOnRemoval`): tells a coalescing observation that
+    /// its sink left the observer list, closes a stream's sink; nothing for every other sink.
+    /// Called by the core after each removal, with no lock held. (After the sink's own cancel
+    /// too: closing a closed sink is one atomic load, or one critical section without atomics.)
     @usableFromInline
     func didUnsubscribe(from observable: any GraphObservable) {
-        if _endsOnRemoval, let direct = _direct {
+        guard _endsOnRemoval else { return }
+        if let direct = _direct {
             direct._withUnsafeGuaranteedRef { $0.events(.failed(_LeftTheObserverList())) }
+        } else {
+            close()
         }
     }
 

@@ -270,6 +270,6 @@ extension DerivedValue {
     public func values(
         bufferingPolicy: AsyncThrowingStream<Value, any Error>.Continuation.BufferingPolicy = .unbounded
     ) -> GraphValues<Value> {
-        GraphValues(bufferingPolicy: bufferingPolicy) { observeNonisolated($0) }
+        GraphValues(bufferingPolicy: bufferingPolicy) { keeping(publishing()._observeStream($0)) }
     }
 }
