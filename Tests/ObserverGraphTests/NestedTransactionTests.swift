@@ -79,6 +79,28 @@ struct NestedTransactionTests {
         #expect(innerResults == [5, 5])
     }
 
+    /// The documented rule: a rerun's nested changes are matched to the first run's by order and
+    /// result type. A different nested change in the place of the first run's, with the same
+    /// result type, is taken for it: it returns the first result and is not applied.
+    @Test("A rerun's nested change is matched by order and result type, not by what it does")
+    func nestedMatchedByOrder() {
+        let value = ObservableValue(0)
+        var runs = 0
+        var results: [String] = []
+        value.update { v in
+            runs += 1
+            if runs == 1 {
+                results.append(value.update { $0 += 1; return "first" })
+            } else {
+                results.append(value.update { $0 += 100; return "second" })
+            }
+            v += 10
+        }
+        #expect(runs == 2)
+        #expect(results == ["first", "first"])
+        #expect(value.value == 11)
+    }
+
     @Test("batch inside batch, and append inside batch: every element once, inner ones first")
     func batchInsideBatch() throws {
         let array = ObservableArray<Int>()

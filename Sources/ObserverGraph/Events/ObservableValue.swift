@@ -73,8 +73,13 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     /// Nesting: a change of this same value made from inside `body` on the same thread (an
     /// `update` inside an `update`) is applied at once; this `update` then runs `body` again on
     /// the new value, and the nested change, reached again, is not applied twice (it returns its
-    /// first result). Every change is applied exactly once, the inner one first; observers are
-    /// called once the outer `update` ends.
+    /// first result). Every change is applied exactly once, the inner one first. The nested
+    /// changes of a rerun are matched to the first run's by their order and result type, not by
+    /// what they do: make the same nested changes, in the same order, on every run (one made
+    /// only when `body` reads some value, in the place of another with the same result type, is
+    /// taken for it and not applied). This thread calls no observer before the outer `update`
+    /// ends; another thread delivering this value's events meanwhile may deliver the nested
+    /// change before that.
     ///
     ///     credits.update { $0 += 10 }
     ///     try credits.update { credits in

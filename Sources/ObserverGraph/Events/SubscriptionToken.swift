@@ -6,12 +6,20 @@ import Dispatch
 /// `observeNonisolated(_:)`, `observe(on:_:)`, …). Keep it (in a property or a `TokenBag`) for
 /// as long as you want the closure to be called.
 ///
-/// After `cancel()` returns, the closure is never called again, whatever thread was delivering.
-/// If deliveries are running on other threads at that moment (several, with a concurrent
-/// queue), `cancel()` waits for them to finish: so cancelling, and dropping the token, can
-/// block. Do not cancel while holding a lock that the closure takes, nor from a closure whose
-/// own delivery the other closure waits for. Cancelling from inside the closure itself returns
-/// at once. Cancelling also releases the closure and what it captured.
+/// A closure called on the delivering thread or on a queue (`observeNonisolated(_:)`,
+/// `observe(on:_:)`): after `cancel()` returns, it is never called again, whatever thread was
+/// delivering. If deliveries are running on other threads at that moment (several, with a
+/// concurrent queue), `cancel()` waits for them to finish: so cancelling, and dropping the
+/// token, can block. Do not cancel while holding a lock that the closure takes, nor from a
+/// closure whose own delivery the other closure waits for. Cancelling from inside the closure
+/// itself returns at once.
+///
+/// A closure that runs on an actor (`observe(isolation:_:)`): cancelled on that actor, it is
+/// never called after `cancel()` returns; cancelled elsewhere, it is not called after the
+/// actor's current turn (a call may be running on the actor at that moment). Cancelling it never
+/// blocks.
+///
+/// Cancelling releases the closure and what it captured (once a call running elsewhere ends).
 ///
 /// Thread safety: `Sendable`; `cancel()` may be called from any thread, any number of times.
 /// Callbacks: none, besides the closure it owns.
@@ -27,12 +35,16 @@ public final class SubscriptionToken: Sendable {
         target._cancel()
     }
 
-    /// Stops the observation: no call of the closure starts after this returns, and one running
-    /// on another thread has finished. The observer leaves the source's observer list.
+    /// Stops the observation, and the observer leaves the source's observer list. A closure
+    /// called on the delivering thread or on a queue: no call of it starts after this returns,
+    /// and one running on another thread has finished. A closure on an actor: cancelled on that
+    /// actor, no call after this returns; cancelled elsewhere, none after the actor's current
+    /// turn, and this never waits (see `SubscriptionToken`).
     ///
     /// Thread safety: safe from any thread, also from inside the closure.
     /// Callbacks: the source's `observer(_:didSubscribe: false)` (a no-op for the kit's types).
-    /// - Complexity: expected O(1), plus the wait for a delivery in progress elsewhere.
+    /// - Complexity: expected O(1), plus the wait for a delivery in progress on another thread
+    ///   (never for a closure on an actor).
     public func cancel() {
         target._cancel()
     }
