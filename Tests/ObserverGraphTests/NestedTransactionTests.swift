@@ -90,9 +90,17 @@ struct NestedTransactionTests {
         value.update { v in
             runs += 1
             if runs == 1 {
-                results.append(value.update { $0 += 1; return "first" })
+                results.append(
+                    value.update { inner in
+                        inner += 1
+                        return "first"
+                    })
             } else {
-                results.append(value.update { $0 += 100; return "second" })
+                results.append(
+                    value.update { inner in
+                        inner += 100
+                        return "second"
+                    })
             }
             v += 10
         }
