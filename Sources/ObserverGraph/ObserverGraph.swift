@@ -1296,7 +1296,9 @@ extension GraphObservable {
     /// (`addObserver(_:isolation:)`, by default the adding code's actor):
     /// - no isolation: called here, on the posting thread, before `post` returns;
     /// - the posting actor (`isolation`, by default the caller's): called here, before `post`
-    ///   returns, after any earlier posts still queued for it;
+    ///   returns, after any earlier posts still queued for it. A post with no isolation made by
+    ///   code running on the main actor (a nonisolated function called there, a block on the
+    ///   main queue, a nonisolated observer's callback there) counts as the main actor's;
     /// - another actor: queued in a first-in, first-out mailbox per actor, drained on that actor
     ///   by one task at a time. There, the observer's actor-isolated conformances are visible, so
     ///   a `@MainActor` view model with `@MainActor WalletObserver` is a `T`.
@@ -1470,6 +1472,46 @@ struct _IsolationKey: Hashable {
     }
 }
 
+/// Asks the runtime whether the calling code runs on the main actor, for a post made with no
+/// isolation (a nonisolated function called on the main actor, a block on the main queue): a
+/// conformance isolated to the main actor is visible there only, so a cast to this probe's
+/// succeeds there only. Such a post then calls the main actor's observers at once, as a post
+/// made from main-actor code does, instead of on the actor's next turn.
+///
+/// On Apple platforms the main thread is asked first: a runtime older than isolated conformances
+/// would let the cast succeed on any thread. A custom main executor (the main actor away from
+/// the main thread) makes the cast fail on the main thread: posts then go through the mailbox.
+///
+/// Thread safety: callable from any thread.
+@MainActor
+final class _MainActorProbe: @MainActor _MainActorProbeConformance {
+    /// The one probe (its initializer does nothing, on any thread).
+    nonisolated static let shared: any AnyObject & Sendable = _MainActorProbe()
+    /// The main actor's identity, as the nodes record it.
+    nonisolated static let identity = ObjectIdentifier(MainActor.shared)
+
+    nonisolated init() {}
+
+    /// The requirement's witness, never called.
+    func _probe() {}
+
+    /// Whether the caller runs on the main actor.
+    /// - Complexity: O(1): one cached conformance lookup and an executor check.
+    nonisolated static func isCurrent() -> Bool {
+        #if canImport(Darwin)
+            guard pthread_main_np() != 0 else { return false }
+        #endif
+        return shared is any _MainActorProbeConformance
+    }
+}
+
+/// What `_MainActorProbe` conforms to, isolated to the main actor. It has a requirement: the
+/// runtime does not check the isolation of a conformance to a protocol with none (the cast then
+/// succeeds on every thread; seen on this toolchain).
+protocol _MainActorProbeConformance {
+    func _probe()
+}
+
 /// Posts queued for one actor, with the state of the task that drains them.
 struct _PostMailbox {
     let actor: any Actor
@@ -1502,10 +1544,14 @@ extension GraphNode {
             body(target)
             return true
         }
-        let callerKey = caller.map { ObjectIdentifier($0) }
+        var callerKey = caller.map { ObjectIdentifier($0) }
         // Earlier posts queued for the posting actor go first (it is this actor: run them now),
         // unless they are being run right now further up this stack.
-        let callerBusy = callerKey.map { _flushPosts(for: $0) } ?? false
+        var callerBusy = callerKey.map { _flushPosts(for: $0) } ?? false
+        // A post with no isolation made on the main actor (a nonisolated function called there,
+        // a block on the main queue) is a post of the main actor, asked of the runtime at the
+        // first observer of the main actor (no cost for a node without one).
+        var mainActorAsked = caller != nil
         var removedOnThisThread = false
         return withUnsafeMutablePointer(to: &removedOnThisThread) { flag in
             let (slots, layout, sole, actors) = _beginPost(flag)
@@ -1519,6 +1565,13 @@ extension GraphNode {
                 if flag.pointee && !_isSubscribed(bits: bits) { continue }
                 if let actor = _NodeIsolation.actor(forBits: bits, sole: sole, actors: actors) {
                     let key = ObjectIdentifier(actor)
+                    if !mainActorAsked, key == _MainActorProbe.identity {
+                        mainActorAsked = true
+                        if _MainActorProbe.isCurrent() {
+                            callerKey = key
+                            callerBusy = _flushPosts(for: key)
+                        }
+                    }
                     if key != callerKey || callerBusy {
                         queued[key, default: (actor, [])].targets.append(slots[position])
                         result.enqueued += 1

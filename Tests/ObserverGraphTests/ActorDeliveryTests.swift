@@ -304,6 +304,35 @@ struct ActorDeliveryTests {
         #expect(viewModel.received[0] == [2])
     }
 
+    @Test("A post with no isolation made on the main actor calls its observers at once, queued posts first")
+    @MainActor
+    func nonisolatedPostOnTheMainActor() async {
+        let wallet = ActorWallet()
+        let viewModel = MainCreditsViewModel()
+        wallet.addObserver(viewModel)  // from the main actor
+        // A thread's post, queued for the main actor (the main actor is busy with this test).
+        let posted = DispatchSemaphore(value: 0)
+        onNewThread {
+            wallet.post(as: (any CreditsMessages).self) { $0.creditsChanged(to: 1, from: 0) }
+            posted.signal()
+        }
+        #expect(posted.wait(timeout: .now() + 10) == .success)
+        #expect(viewModel.received[0].isEmpty)
+        // A nonisolated function called here posts with no isolation: on the main actor, its
+        // post is the main actor's (the queued one first).
+        #expect(postWithNoIsolation(wallet, credits: 2) == GraphPostResult(delivered: 1))
+        #expect(viewModel.received[0] == [1, 2])
+        #expect(viewModel.offMainActorThread == 0)
+        // The same function on another thread queues.
+        let fromThread = GraphLock<GraphPostResult?>(nil)
+        await onBackgroundThreads(1) { _ in
+            fromThread.withLock { $0 = postWithNoIsolation(wallet, credits: 3) }
+        }
+        #expect(fromThread.withLock { $0 } == GraphPostResult(enqueued: 1))
+        #expect(await eventually { viewModel.received[0] == [1, 2, 3] })
+        #expect(viewModel.offMainActorThread == 0)
+    }
+
     @Test("An observer added from nonisolated code is called on the posting thread; skipped if not a T")
     func postToNonisolatedObservers() {
         let wallet = ActorWallet()
@@ -564,4 +593,9 @@ struct ActorArrayDeliveryTests {
         #expect(count == 4)
         withExtendedLifetime(token) {}
     }
+}
+
+/// Posts `credits` with no isolation: `#isolation` is `nil` in a nonisolated function.
+private nonisolated func postWithNoIsolation(_ wallet: ActorWallet, credits: Int) -> GraphPostResult {
+    wallet.post(as: (any CreditsMessages).self) { $0.creditsChanged(to: credits, from: 0) }
 }

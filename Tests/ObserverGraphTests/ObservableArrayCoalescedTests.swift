@@ -253,8 +253,8 @@ struct ObservableArrayCoalescedTests {
     func callWaitsForAChangeOnItsWay() async {
         let items = ObservableArray([1])
         // Held until opened: a loaded run (the thread sanitizer, every suite at once) can keep
-        // the main actor from its next turn for seconds.
-        let gate = HoldGate(holding: 3, limit: 120)
+        // the main actor from its next turn for minutes (220 s was seen).
+        let gate = HoldGate(holding: 3, limit: 300)
         // Registered first, so it gets each event before the coalescing observer does.
         let holder = items.observeValuesNonisolated { gate.hold($0.array.count) }
         let log = CoalescedLog<Int>()
@@ -290,8 +290,8 @@ struct ObservableArrayCoalescedTests {
     func waitedForChangeUndoneWithMoreAfterIt() async {
         let items = ObservableArray([1, 2, 3])
         // Held until opened: a loaded run (the thread sanitizer, every suite at once) can keep
-        // the main actor from its next turn for seconds.
-        let gate = HoldGate(holding: 3, limit: 120)
+        // the main actor from its next turn for minutes (220 s was seen).
+        let gate = HoldGate(holding: 3, limit: 300)
         let armed = GraphLock(false)
         // Registered first: holds the removal's event before the coalescing observer gets it.
         let holder = items.observeValuesNonisolated { change in

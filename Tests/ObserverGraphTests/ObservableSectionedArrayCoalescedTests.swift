@@ -347,8 +347,8 @@ struct ObservableSectionedArrayCoalescedTests {
     @Test("a call that finds a change still on its way waits for it, and delivers both changes then")
     func callWaitsForAChangeOnItsWay() async {
         let table = ObservableSectionedArray<String, Int>([TestSection(metadata: "a", items: [1])])
-        // Held until opened: a loaded run can keep the main actor from its next turn for seconds.
-        let gate = HoldGate(holding: 3, limit: 120)
+        // Held until opened: a loaded run can keep the main actor from its next turn for minutes.
+        let gate = HoldGate(holding: 3, limit: 300)
         // Registered first, so it gets each event before the coalescing observer does.
         let holder = table.observeValuesNonisolated { gate.hold($0.sections[0].items.count) }
         let log = SectionedCoalescedLog()

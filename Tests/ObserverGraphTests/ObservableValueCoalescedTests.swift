@@ -143,8 +143,8 @@ struct ObservableValueCoalescedTests {
     func callDuringASetOnItsWay() async {
         let value = ObservableValue(1)
         // Held until opened: a loaded run (the thread sanitizer, every suite at once) can keep
-        // the main actor from its next turn for seconds.
-        let gate = HoldGate(holding: 3, limit: 120)
+        // the main actor from its next turn for minutes (220 s was seen).
+        let gate = HoldGate(holding: 3, limit: 300)
         // Registered first, so it gets each event before the coalescing observer does.
         let holder = value.observeValuesNonisolated { gate.hold($0) }
         let log = CoalescedValueLog()
