@@ -62,7 +62,10 @@ public enum QueueItemChange: Equatable, Sendable, CustomStringConvertible {
 
 /// Observes queue items: told about every change of `done` and `dayOfTheWeek`, in order.
 public protocol QueueItemObserver: GraphObserver {
-    /// `item` changed; called on the thread that set the value, with no lock held.
+    /// `item` changed; called with no lock held, where the observer was added: on the actor
+    /// recorded by `addObserver(_:isolation:)` (at once when the change was made there, or made
+    /// on the main thread for the main actor; on the actor's next turn otherwise), or on the
+    /// thread that set the value for an observer added from nonisolated code.
     func item(_ item: QueueItem, didChange change: QueueItemChange)
 }
 
@@ -126,8 +129,9 @@ public final class QueueItem: GraphObservable, Sendable {
         QueueItemSnapshot(id: id, title: title, done: done.value, dayOfTheWeek: dayOfTheWeek.value)
     }
 
-    /// Re-broadcasts each change of `value` (after its first, replayed value) to this item's
-    /// `QueueItemObserver`s. The values deliver serially, so changes arrive in order.
+    /// Posts each change of `value` (after its first, replayed value) to this item's
+    /// `QueueItemObserver`s, each where it was added (see `QueueItemObserver`). The values
+    /// deliver serially, and a post keeps each observer's order, so changes arrive in order.
     private func forward<Value: Sendable>(
         _ value: ObservableValue<Value>, as change: @escaping @Sendable (Value, Value) -> QueueItemChange
     ) {
@@ -138,9 +142,8 @@ public final class QueueItem: GraphObservable, Sendable {
                 return state
             }
             guard let self, let old else { return }
-            self.broadcast(as: (any QueueItemObserver).self) {
-                $0.item(self, didChange: change(old, newValue))
-            }
+            let change = change(old, newValue)
+            self.post(as: (any QueueItemObserver).self) { $0.item(self, didChange: change) }
         }
         .store(in: forwarding)
     }

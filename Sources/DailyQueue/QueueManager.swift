@@ -18,9 +18,14 @@ import ObserverGraph
 /// does, and runs the action again on it). The command line makes one manager per command,
 /// inside a transaction of the store, where nothing else can save.
 ///
-/// Thread safety: use a manager from one thread at a time (a main thread, a command-line
-/// tool): its item callbacks re-enter it. It is not `Sendable`, so Swift keeps it where it
-/// belongs. Its `queue` and items are `Sendable` and may be observed from anywhere.
+/// Thread safety: a manager lives where it is made (it is not `Sendable`, so Swift keeps it
+/// there): on the main actor in an app, on one thread in a command-line tool. Its `queue` and
+/// items are `Sendable` and may be observed, and changed, from anywhere: the manager hears of an
+/// item's change where it lives. It subscribes to its items with the isolation it was made with,
+/// so a manager made on the main actor is called on the main actor for a change made on any
+/// thread (at once for one made there, on the actor's next turn for one made elsewhere); one
+/// made on another actor, on that actor's next turn; one made in nonisolated code, on the thread
+/// that made the change (use it, and change its items, from one thread then).
 public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueItemObserver {
     /// The node that holds the manager's observers and its subscriptions to items.
     public let graphNode = GraphNode()
@@ -39,6 +44,9 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     /// A save that failed while reacting to an item change, to be reported by the operation
     /// that made the change.
     private var failedSave: QueueError?
+    /// Where the manager lives (the actor it was made on, `nil` for nonisolated code): its
+    /// subscriptions to items are recorded with it, so item changes reach it there.
+    private let home: (any Actor)?
 
     /// The last save that failed while the manager reacted to a change made directly on an item
     /// (not through the manager); `nil` once a later save succeeds. Changes made through the
@@ -57,12 +65,18 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     /// their order, and stored items that qualify but were not queued join the end, in creation
     /// order. The next save writes the result.
     ///
-    /// Thread safety: creates a manager for the calling thread. Callbacks: none.
+    /// Thread safety: creates a manager that lives where it is made: `isolation` (by default the
+    /// caller's actor, `nil` in nonisolated code) is where item changes reach it.
+    /// Callbacks: none.
     /// - Throws: the store's `StoreError` (nothing is written).
     /// - Complexity: O(n log n), n = stored items.
-    public init(store: any QueueStore, rule: QueueRule = .doneToday, startDay: Weekday) throws(StoreError) {
+    public init(
+        store: any QueueStore, rule: QueueRule = .doneToday, startDay: Weekday,
+        isolation: (any Actor)? = #isolation
+    ) throws(StoreError) {
         self.store = store
         self.rule = rule
+        home = isolation
         let (loaded, revision) = try store.loadWithRevision()
         self.revision = revision
         let stored = loaded ?? StoredQueue(currentDay: startDay)
@@ -82,7 +96,7 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
         for item in items where !kept.contains(ObjectIdentifier(item)) { item.queuePosition = nil }
         queue.reload(with: queued)
         renumber()
-        for item in queued { item.addObserver(self) }
+        for item in queued { item.addObserver(self, isolation: home) }
     }
 
     /// The manager's name in graph pictures, with its day: `queue manager (Tuesday)`.
@@ -213,7 +227,7 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
             item.queuePosition = nil
             item.removeObserver(self)
         }
-        for item in joining { item.addObserver(self) }
+        for item in joining { item.addObserver(self, isolation: home) }
         renumber()
         // The positions the change gave: observers of the reports below may change the queue
         // again (delete an item that joined), and each report tells what this change did.
@@ -231,9 +245,9 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     // MARK: - Observing the queued items
 
     /// A queued item changed: if it stopped qualifying, it leaves the queue and the manager
-    /// unsubscribes from it. Runs inside the item's broadcast; the kit makes that safe.
+    /// unsubscribes from it. Runs inside the item's post; the kit makes that safe.
     ///
-    /// Thread safety: called by the kit on the thread that changed the item.
+    /// Thread safety: called by the kit where the manager lives (see `QueueManager`).
     /// Callbacks: `queue` observers, then `.left`.
     /// - Complexity: O(n).
     public func item(_ item: QueueItem, didChange change: QueueItemChange) {
@@ -303,7 +317,7 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     private func enqueue(_ item: QueueItem) {
         queue.append(item)
         item.queuePosition = queue.count
-        item.addObserver(self)
+        item.addObserver(self, isolation: home)
     }
 
     private func dequeue(_ item: QueueItem) {

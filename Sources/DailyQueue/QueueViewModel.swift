@@ -13,7 +13,8 @@ import ObserverGraph
 /// need nothing else); its conformance to the app's `QueueManagerObserver` is isolated to the
 /// main actor, so the manager's reports run as plain main-actor code. The manager belongs to the
 /// view model and is only used on the main actor, so its reports arrive synchronously: after
-/// `add(title:)` returns, `state` and `rows` already show the new item.
+/// `add(title:)` returns, `state` and `rows` already show the new item. An item changed on
+/// another thread (items are `Sendable`) reaches the manager on the main actor, on its next turn.
 ///
 /// Other processes may change the same store (the command line, another window). The manager
 /// never overwrites their saves: when one came since the manager read the store, the action's
