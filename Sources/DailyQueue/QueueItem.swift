@@ -62,10 +62,11 @@ public enum QueueItemChange: Equatable, Sendable, CustomStringConvertible {
 
 /// Observes queue items: told about every change of `done` and `dayOfTheWeek`, in order.
 public protocol QueueItemObserver: GraphObserver {
-    /// `item` changed; called with no lock held, where the observer was added: on the actor
-    /// recorded by `addObserver(_:isolation:)` (at once when the change was made there, or made
-    /// on the main thread for the main actor; on the actor's next turn otherwise), or on the
-    /// thread that set the value for an observer added from nonisolated code.
+    /// `item` changed; called with no lock held, where the observer was added
+    /// (`addObserver(_:isolation:)`): for an observer added from nonisolated code, on the thread
+    /// that set the value, before the setter returns; for one added from the main actor, there
+    /// (before the setter returns when it was set on the main actor, on the actor's next turn
+    /// otherwise); for one added from another actor, on that actor's next turn.
     func item(_ item: QueueItem, didChange change: QueueItemChange)
 }
 

@@ -20,12 +20,11 @@ import ObserverGraph
 ///
 /// Thread safety: a manager lives where it is made (it is not `Sendable`, so Swift keeps it
 /// there): on the main actor in an app, on one thread in a command-line tool. Its `queue` and
-/// items are `Sendable` and may be observed, and changed, from anywhere: the manager hears of an
-/// item's change where it lives. It subscribes to its items with the isolation it was made with,
-/// so a manager made on the main actor is called on the main actor for a change made on any
-/// thread (at once for one made there, on the actor's next turn for one made elsewhere); one
-/// made on another actor, on that actor's next turn; one made in nonisolated code, on the thread
-/// that made the change (use it, and change its items, from one thread then).
+/// items are `Sendable` and may be observed from anywhere. A manager made on the main actor
+/// hears of a change of its items on the main actor, wherever the change was made: at once for
+/// one made there (before the setter returns), on the actor's next turn for one made on another
+/// thread. A manager made elsewhere (nonisolated code, another actor) hears of it on the thread
+/// that made the change, before the setter returns: change its items only where it lives.
 public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueItemObserver {
     /// The node that holds the manager's observers and its subscriptions to items.
     public let graphNode = GraphNode()
@@ -44,8 +43,11 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     /// A save that failed while reacting to an item change, to be reported by the operation
     /// that made the change.
     private var failedSave: QueueError?
-    /// Where the manager lives (the actor it was made on, `nil` for nonisolated code): its
-    /// subscriptions to items are recorded with it, so item changes reach it there.
+    /// The main actor, for a manager made there (`nil` otherwise): its subscriptions to items
+    /// are recorded with it, so item changes reach it there. (Not another actor: a post from an
+    /// item's nonisolated observation could only queue for it, so a change made on that actor
+    /// would reach the manager after the call that made it, and the actor would be held by its
+    /// items' nodes, which the manager holds.)
     private let home: (any Actor)?
 
     /// The last save that failed while the manager reacted to a change made directly on an item
@@ -65,18 +67,18 @@ public final class QueueManager: GraphObservable, GraphTrackingObserver, QueueIt
     /// their order, and stored items that qualify but were not queued join the end, in creation
     /// order. The next save writes the result.
     ///
-    /// Thread safety: creates a manager that lives where it is made: `isolation` (by default the
-    /// caller's actor, `nil` in nonisolated code) is where item changes reach it.
+    /// Thread safety: creates a manager that lives where it is made, `isolation` (the caller's
+    /// actor, `nil` in nonisolated code; see `QueueManager` for where it hears of item changes).
     /// Callbacks: none.
     /// - Throws: the store's `StoreError` (nothing is written).
     /// - Complexity: O(n log n), n = stored items.
     public init(
         store: any QueueStore, rule: QueueRule = .doneToday, startDay: Weekday,
-        isolation: (any Actor)? = #isolation
+        isolation: isolated (any Actor)? = #isolation
     ) throws(StoreError) {
         self.store = store
         self.rule = rule
-        home = isolation
+        home = isolation.flatMap { $0 === MainActor.shared ? $0 : nil }
         let (loaded, revision) = try store.loadWithRevision()
         self.revision = revision
         let stored = loaded ?? StoredQueue(currentDay: startDay)

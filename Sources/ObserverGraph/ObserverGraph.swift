@@ -1479,8 +1479,10 @@ struct _IsolationKey: Hashable {
 /// made from main-actor code does, instead of on the actor's next turn.
 ///
 /// On Apple platforms the main thread is asked first: a runtime older than isolated conformances
-/// would let the cast succeed on any thread. A custom main executor (the main actor away from
-/// the main thread) makes the cast fail on the main thread: posts then go through the mailbox.
+/// would let the cast succeed on any thread. So there, a block of the main queue run by another
+/// thread (a program that parked the main thread in `dispatchMain()`) posts through the mailbox,
+/// as does code on the main thread under a custom main executor (the cast fails there): the
+/// observers are then called on the actor's next turn, never off it.
 ///
 /// Thread safety: callable from any thread.
 @MainActor
@@ -1495,7 +1497,7 @@ final class _MainActorProbe: @MainActor _MainActorProbeConformance {
     /// The requirement's witness, never called.
     func _probe() {}
 
-    /// Whether the caller runs on the main actor.
+    /// Whether the caller runs on the main actor. Asked once per post with no isolation.
     /// - Complexity: O(1): one cached conformance lookup and an executor check.
     nonisolated static func isCurrent() -> Bool {
         #if canImport(Darwin)
@@ -1544,14 +1546,13 @@ extension GraphNode {
             body(target)
             return true
         }
-        var callerKey = caller.map { ObjectIdentifier($0) }
+        // A post with no isolation made on the main actor (a nonisolated function called there,
+        // a block on the main queue) is a post of the main actor, as if it had passed it.
+        let onMainActor = caller == nil && _MainActorProbe.isCurrent()
+        let callerKey = onMainActor ? _MainActorProbe.identity : caller.map { ObjectIdentifier($0) }
         // Earlier posts queued for the posting actor go first (it is this actor: run them now),
         // unless they are being run right now further up this stack.
-        var callerBusy = callerKey.map { _flushPosts(for: $0) } ?? false
-        // A post with no isolation made on the main actor (a nonisolated function called there,
-        // a block on the main queue) is a post of the main actor, asked of the runtime at the
-        // first observer of the main actor (no cost for a node without one).
-        var mainActorAsked = caller != nil
+        let callerBusy = callerKey.map { _flushPosts(for: $0) } ?? false
         var removedOnThisThread = false
         return withUnsafeMutablePointer(to: &removedOnThisThread) { flag in
             let (slots, layout, sole, actors) = _beginPost(flag)
@@ -1565,13 +1566,6 @@ extension GraphNode {
                 if flag.pointee && !_isSubscribed(bits: bits) { continue }
                 if let actor = _NodeIsolation.actor(forBits: bits, sole: sole, actors: actors) {
                     let key = ObjectIdentifier(actor)
-                    if !mainActorAsked, key == _MainActorProbe.identity {
-                        mainActorAsked = true
-                        if _MainActorProbe.isCurrent() {
-                            callerKey = key
-                            callerBusy = _flushPosts(for: key)
-                        }
-                    }
                     if key != callerKey || callerBusy {
                         queued[key, default: (actor, [])].targets.append(slots[position])
                         result.enqueued += 1

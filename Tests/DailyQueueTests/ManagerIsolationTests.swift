@@ -37,6 +37,28 @@ private func eventually(_ condition: () -> Bool) async -> Bool {
     return true
 }
 
+/// An actor that keeps a queue manager, as an app's model actor would.
+private actor QueueHost {
+    private var manager: QueueManager?
+    private let recorder = EventRecorder()
+
+    /// Makes the manager here, adds an item (queued), and keeps both.
+    func start() throws {
+        let manager = try QueueManager(store: InMemoryQueueStore(), startDay: .monday)
+        // With no isolation: the record of an actor would hold this actor (the kit's documented
+        // rule for an actor that owns both sides); the manager's reports are broadcasts anyway.
+        manager.addObserver(recorder, isolation: nil)
+        try manager.add(title: "Laundry")
+        self.manager = manager
+    }
+
+    /// Sets the item's `done` here; what the manager reported so far.
+    func undo() throws -> [String] {
+        try manager?.setDone(ItemID(1), false)
+        return recorder.events
+    }
+}
+
 // The items are `Sendable`: an app may change one on any thread. The manager, which is not, used
 // to be called on that thread (a data race with the main actor, where the app's manager lives).
 
@@ -76,5 +98,27 @@ struct ManagerIsolationTests {
                 "removed #1 \"Dishes\" from position 1 (day became Friday) [main]",
             ])
         withExtendedLifetime(recorder) {}
+    }
+
+    @Test("A manager made on another actor reacts there before the setter returns: one report")
+    func managerOnAnotherActor() async throws {
+        let host = QueueHost()
+        try await host.start()
+        #expect(
+            try await host.undo() == [
+                "added #1 \"Laundry\" at position 1",
+                "removed #1 \"Laundry\" from position 1 (done became false)",
+            ])
+    }
+
+    @Test("An actor that keeps its manager, with queued items, goes when released")
+    func actorKeepingItsManagerGoes() async throws {
+        weak var gone: QueueHost?
+        do {
+            let host = QueueHost()
+            try await host.start()
+            gone = host
+        }
+        #expect(await eventually { gone == nil })
     }
 }

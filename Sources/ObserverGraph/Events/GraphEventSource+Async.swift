@@ -14,7 +14,8 @@ extension GraphEventSource {
     ///   dropping the sequence unused removes the observer from the source.
     /// - Taking the observer out of the source's list (`removeObserver(_:)`,
     ///   `removeAllObservers()`) ends the observation: the loop reads what is buffered, then
-    ///   ends as at `.finished`.
+    ///   ends as at `.finished`. The removal returns once a value being put into the buffer on
+    ///   another thread is in.
     /// - Iterate it once: only the first loop reads. A later loop over the same sequence ends at
     ///   once, with no value, whether the first is still running or ended.
     ///

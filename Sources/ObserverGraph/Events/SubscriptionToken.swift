@@ -57,8 +57,9 @@ public final class SubscriptionToken: Sendable {
     /// from the source's observer list (`removeObserver(_:)`, `removeAllObservers()`) is not
     /// cancelled: nothing reaches it while it is out of the list, and it is delivered to again if
     /// added back, so this stays `false` (`hasObserver(_:)` of the source tells whether it is in
-    /// the list). A coalesced observation (of an array, a sectioned array or a value) is the
-    /// exception: taken out of the list, it ends, and this is `true`.
+    /// the list). A coalesced observation (of an array, a sectioned array or a value) and the
+    /// observation of a `values()` sequence are the exceptions: taken out of the list, they end,
+    /// and this is `true` (added back, they stay ended: they count as observers, and get nothing).
     ///
     /// Thread safety: safe from any thread. Callbacks: none.
     /// - Complexity: O(1).
