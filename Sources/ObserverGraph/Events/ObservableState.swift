@@ -55,7 +55,8 @@ public final class ObservableState<Value: Sendable>: ObservableSource, @unchecke
 
     /// The current value; setting it delivers the new value, as `ObservableValue.value` (a set
     /// counts as made from nonisolated code, except on the main actor: on another actor, write
-    /// `set(_:)`).
+    /// `set(_:)`). `value += 1` reads, then sets: from several threads at once, write
+    /// `update { $0 += 1 }`, which is atomic.
     ///
     /// Thread safety: safe from any thread. A set after `finish()` is ignored.
     /// Callbacks: observers' handlers, for a set.

@@ -49,6 +49,10 @@ public final class ObservableValue<Value: Sendable>: GraphEventSource<Value>, @u
     /// even when you set it on that actor: there, write `set(_:)` (or `update { $0 = newValue }`)
     /// to have them called before it returns.
     ///
+    /// A change written through the property (`credits.value += 1`, `names.value.append(x)`)
+    /// reads the value, then sets it: each step is atomic, the pair is not, so two threads doing
+    /// it at once can lose a change. Write `update { $0 += 1 }`, which is atomic.
+    ///
     /// Thread safety: safe from any thread. A set after termination is ignored.
     /// Callbacks: observers' handlers, for a set (nonisolated ones on this thread, and main-actor
     /// ones when this runs on the main actor, unless another thread is delivering).
